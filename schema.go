@@ -1,0 +1,493 @@
+package askuser
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+//go:embed schema/input.json schema/output.json
+var schemaFiles embed.FS
+
+// description is the tool description the model reads: the design's usage notes.
+const description = `Use this tool when you need to ask the user questions during execution. ` +
+	`This allows you to gather user preferences or requirements, clarify ambiguous instructions, ` +
+	`get decisions on implementation choices as you work, or offer choices to the user about what direction to take.
+
+Usage notes:
+- Ask 1 to 4 questions in one call; each has a short header (at most 12 characters) and 2 to 4 options
+- Users will always be able to select "Other" to provide custom text input; do not add an "Other" option yourself
+- Use multiSelect: true to allow multiple answers to be selected
+- If you recommend a specific option, make it the first in the list and add "(Recommended)" at the end of the label
+- preview supports rendered markdown in a monospace box, multi-line with newlines
+- Previews only render for single-select questions (not multiSelect)
+- When any option has preview, UI switches to side-by-side layout
+- The call waits for the user's answer; the result is {"answers":[...]} or {"error": "..."} when the user did not answer`
+
+// ToolDefinition is what a host advertises to the model: the tool's name, description
+// and JSON Schemas, in the shape most LLM APIs take.
+type ToolDefinition struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+}
+
+// Definition returns the ask_user_questions tool definition. The schemas are the files
+// under schema/ in this module, embedded. The returned value is a fresh copy.
+func Definition() ToolDefinition {
+	s := loadSchemas()
+	return ToolDefinition{
+		Name:         ToolName,
+		Description:  description,
+		InputSchema:  bytes.Clone(s.inputRaw),
+		OutputSchema: bytes.Clone(s.outputRaw),
+	}
+}
+
+type schemas struct {
+	inputRaw, outputRaw []byte
+	input, output       *jsonschema.Schema
+}
+
+// loadSchemas compiles the embedded schemas once. They are part of the library, so a
+// failure is a bug in this package, reported by a panic on first use and by every test.
+var loadSchemas = sync.OnceValue(func() *schemas {
+	s := &schemas{}
+	var err error
+	if s.inputRaw, err = schemaFiles.ReadFile("schema/input.json"); err != nil {
+		panic(err)
+	}
+	if s.outputRaw, err = schemaFiles.ReadFile("schema/output.json"); err != nil {
+		panic(err)
+	}
+	s.input = mustCompile("input.json", s.inputRaw)
+	s.output = mustCompile("output.json", s.outputRaw)
+	return s
+})
+
+func mustCompile(name string, raw []byte) *jsonschema.Schema {
+	c := jsonschema.NewCompiler()
+	url := "mem://askuser/" + name
+	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
+		panic(fmt.Sprintf("askuser: embedded schema %s: %v", name, err))
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		panic(fmt.Sprintf("askuser: embedded schema %s: %v", name, err))
+	}
+	return sch
+}
+
+// ParseArguments turns the model's arguments into a [Request], validating them against
+// the input schema and against the rules a schema cannot say: question texts unique
+// within the call, option labels unique within a question, headers of at most 12
+// characters, no option named "Other" (every client adds its own), no blank strings.
+// Unknown keys are refused everywhere except inside "metadata".
+//
+// Two common model mistakes are forgiven: arguments double-encoded as a JSON string, and
+// "questions" sent as a JSON-encoded string.
+//
+// On failure the error is an [*ArgumentsError] listing every problem, each with where it is.
+func ParseArguments(arguments []byte) (*Request, error) {
+	tree, problems := decodeArguments(arguments)
+	if problems != nil {
+		return nil, &ArgumentsError{Problems: problems}
+	}
+	if err := loadSchemas().input.Validate(tree); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return nil, &ArgumentsError{Problems: []string{"arguments: " + err.Error()}}
+		}
+		problems = schemaProblems(ve, tree)
+	}
+	req := requestFromTree(tree)
+	problems = append(problems, req.problems()...)
+	if len(problems) > 0 {
+		return nil, &ArgumentsError{Problems: sortProblems(problems)}
+	}
+	return req, nil
+}
+
+// Validate checks a Request built in Go by the same rules as [ParseArguments].
+func (r *Request) Validate() error {
+	if r == nil {
+		return &ArgumentsError{Problems: []string{"arguments: missing"}}
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return &ArgumentsError{Problems: []string{"arguments: " + err.Error()}}
+	}
+	_, err = ParseArguments(raw)
+	return err
+}
+
+// decodeArguments decodes the arguments into a generic JSON tree, unwrapping the two
+// forgiven encodings.
+func decodeArguments(arguments []byte) (any, []string) {
+	if len(arguments) > MaxArgumentsBytes {
+		return nil, []string{fmt.Sprintf("arguments: %d bytes is too large; at most %d bytes are accepted", len(arguments), MaxArgumentsBytes)}
+	}
+	if len(bytes.TrimSpace(arguments)) == 0 {
+		return nil, []string{`arguments: empty; expected a JSON object like {"questions": [...]}`}
+	}
+	tree, err := decodeJSON(arguments)
+	if err != nil {
+		return nil, []string{"arguments: not valid JSON: " + err.Error()}
+	}
+	if s, ok := tree.(string); ok { // double-encoded
+		if tree, err = decodeJSON([]byte(s)); err != nil {
+			return nil, []string{"arguments: a JSON string whose content is not valid JSON: " + err.Error()}
+		}
+	}
+	if obj, ok := tree.(map[string]any); ok {
+		if s, ok := obj["questions"].(string); ok {
+			q, err := decodeJSON([]byte(s))
+			if err != nil {
+				return nil, []string{"questions: must be an array of question objects; the string given is not valid JSON: " + err.Error()}
+			}
+			obj["questions"] = q
+		}
+	}
+	return tree, nil
+}
+
+// decodeJSON decodes exactly one JSON value, keeping numbers as json.Number.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// fieldsAt lists the fields allowed at an instance location, for error messages.
+func fieldsAt(path []string) []string {
+	switch {
+	case len(path) == 0:
+		return []string{"questions", "metadata"}
+	case len(path) == 2 && path[0] == "questions":
+		return []string{"question", "header", "options", "multiSelect"}
+	case len(path) == 4 && path[2] == "options":
+		return []string{"label", "description", "preview"}
+	}
+	return nil
+}
+
+// schemaProblems turns a schema validation error into one actionable line per problem.
+func schemaProblems(ve *jsonschema.ValidationError, tree any) []string {
+	var out []string
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		out = append(out, describeSchemaError(e, tree)...)
+	}
+	walk(ve)
+	return out
+}
+
+func describeSchemaError(e *jsonschema.ValidationError, tree any) []string {
+	path := splitPointer(e.InstanceLocation)
+	where := displayPath(path)
+	value := lookup(tree, path)
+	keyword := e.KeywordLocation[strings.LastIndexByte(e.KeywordLocation, '/')+1:]
+	switch keyword {
+	case "required":
+		obj, _ := value.(map[string]any)
+		var out []string
+		for _, f := range requiredAt(path) {
+			if _, ok := obj[f]; !ok {
+				out = append(out, fmt.Sprintf("%s: missing required field %q", joinPath(where, f), f))
+			}
+		}
+		return out
+	case "additionalProperties":
+		obj, _ := value.(map[string]any)
+		allowed := fieldsAt(path)
+		var out []string
+		for k := range obj {
+			if !slices.Contains(allowed, k) {
+				out = append(out, fmt.Sprintf("%s: unknown field; the allowed fields here are %s", joinPath(where, k), strings.Join(allowed, ", ")))
+			}
+		}
+		slices.Sort(out)
+		return out
+	case "type":
+		want := strings.TrimPrefix(e.Message, "expected ")
+		if i := strings.Index(want, ", but got"); i >= 0 {
+			want = want[:i]
+		}
+		return []string{fmt.Sprintf("%s: must be %s, not %s", where, article(want), article(jsonTypeName(value)))}
+	case "minItems", "maxItems":
+		arr, _ := value.([]any)
+		name, lo, hi := "questions", MinQuestions, MaxQuestions
+		if len(path) > 0 && path[len(path)-1] == "options" {
+			name, lo, hi = "options", MinOptions, MaxOptions
+		}
+		return []string{fmt.Sprintf("%s: must have %d to %d %s, got %d", where, lo, hi, name, len(arr))}
+	case "minLength":
+		return []string{where + ": must not be empty"}
+	case "maxLength":
+		s, _ := value.(string)
+		return []string{fmt.Sprintf("%s: must be at most %d characters, got %d", where, maxLengthAt(path), utf8.RuneCountInString(s))}
+	}
+	return []string{where + ": " + e.Message}
+}
+
+func requiredAt(path []string) []string {
+	switch len(path) {
+	case 0:
+		return []string{"questions"}
+	case 2:
+		return []string{"question", "header", "options", "multiSelect"}
+	case 4:
+		return []string{"label", "description"}
+	}
+	return nil
+}
+
+// maxLengthAt mirrors the maxLength bounds of schema/input.json, for messages.
+func maxLengthAt(path []string) int {
+	switch path[len(path)-1] {
+	case "header":
+		return MaxHeaderLength
+	case "label":
+		return 100
+	case "preview":
+		return 20000
+	}
+	return 1000
+}
+
+func article(typ string) string {
+	switch typ {
+	case "object", "array", "integer":
+		return "an " + typ
+	case "null":
+		return "null"
+	}
+	return "a " + typ
+}
+
+func jsonTypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number, float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func splitPointer(p string) []string {
+	if p == "" || p == "/" {
+		return nil
+	}
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i, s := range parts {
+		parts[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+	}
+	return parts
+}
+
+func lookup(v any, path []string) any {
+	for _, p := range path {
+		switch t := v.(type) {
+		case map[string]any:
+			v = t[p]
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(t) {
+				return nil
+			}
+			v = t[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// displayPath renders a JSON pointer's segments as questions[1].options[0].label.
+func displayPath(path []string) string {
+	if len(path) == 0 {
+		return "arguments"
+	}
+	var b strings.Builder
+	for _, p := range path {
+		if _, err := strconv.Atoi(p); err == nil {
+			b.WriteString("[" + p + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+func joinPath(where, field string) string {
+	if where == "arguments" {
+		return field
+	}
+	return where + "." + field
+}
+
+// requestFromTree builds a Request from a decoded tree, taking whatever has the right
+// type and leaving the rest zero, so that the rules below can run even on input the
+// schema refused, and every problem is reported at once.
+func requestFromTree(tree any) *Request {
+	obj, _ := tree.(map[string]any)
+	req := &Request{}
+	qs, _ := obj["questions"].([]any)
+	for _, qv := range qs {
+		qo, _ := qv.(map[string]any)
+		q := Question{}
+		q.Question, _ = qo["question"].(string)
+		q.Header, _ = qo["header"].(string)
+		q.MultiSelect, _ = qo["multiSelect"].(bool)
+		opts, _ := qo["options"].([]any)
+		for _, ov := range opts {
+			oo, _ := ov.(map[string]any)
+			o := Option{}
+			o.Label, _ = oo["label"].(string)
+			o.Description, _ = oo["description"].(string)
+			o.Preview, _ = oo["preview"].(string)
+			q.Options = append(q.Options, o)
+		}
+		req.Questions = append(req.Questions, q)
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		req.Metadata, _ = marshal(md)
+	}
+	return req
+}
+
+// problems checks the rules the schema cannot express. Empty strings are the schema's to
+// report; this reports strings that are only white space.
+func (r *Request) problems() []string {
+	var out []string
+	blank := func(where, s string) {
+		if s != "" && strings.TrimSpace(s) == "" {
+			out = append(out, where+": must not be blank")
+		}
+	}
+	seenQ := map[string]int{}
+	for i, q := range r.Questions {
+		qp := fmt.Sprintf("questions[%d]", i)
+		blank(qp+".question", q.Question)
+		blank(qp+".header", q.Header)
+		if t := strings.TrimSpace(q.Question); t != "" {
+			if j, dup := seenQ[t]; dup {
+				out = append(out, fmt.Sprintf("%s.question: same text as questions[%d].question; each question must be different", qp, j))
+			} else {
+				seenQ[t] = i
+			}
+		}
+		seenL := map[string]int{}
+		for k, o := range q.Options {
+			op := fmt.Sprintf("%s.options[%d]", qp, k)
+			blank(op+".label", o.Label)
+			blank(op+".description", o.Description)
+			blank(op+".preview", o.Preview)
+			t := strings.TrimSpace(o.Label)
+			if t == "" {
+				continue
+			}
+			if isOtherLabel(t) {
+				out = append(out, fmt.Sprintf("%s.label: %q duplicates the \"Other\" choice every client adds with a text box; remove this option", op, o.Label))
+			}
+			if j, dup := seenL[t]; dup {
+				out = append(out, fmt.Sprintf("%s.label: same label as %s.options[%d].label; labels must be unique within a question", op, qp, j))
+			} else {
+				seenL[t] = k
+			}
+		}
+	}
+	return out
+}
+
+// isOtherLabel reports whether a label is the client's own "Other" choice, in any case,
+// with trailing punctuation, or in Chinese.
+func isOtherLabel(label string) bool {
+	t := strings.TrimRightFunc(label, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+	if strings.EqualFold(t, "other") || t == "其他" || t == "其它" {
+		return true
+	}
+	// "Other (please specify)" and the like.
+	lower := strings.ToLower(t)
+	return strings.HasPrefix(lower, "other (") || strings.HasPrefix(lower, "other:")
+}
+
+// sortProblems orders problems by where they are, numbers compared as numbers, so that
+// the list reads top to bottom and is the same on every run.
+func sortProblems(p []string) []string {
+	slices.SortStableFunc(p, naturalCompare)
+	return slices.Compact(p)
+}
+
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitPrefix(a), digitPrefix(b)
+		if da > 0 && db > 0 {
+			na, _ := strconv.Atoi(a[:da])
+			nb, _ := strconv.Atoi(b[:db])
+			if na != nb {
+				return na - nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return int(a[0]) - int(b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) - len(b)
+}
+
+func digitPrefix(s string) int {
+	n := 0
+	for n < len(s) && n < 9 && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// validateOutput checks a tool result against the output schema; used in tests and fuzzing.
+func validateOutput(content []byte) error {
+	v, err := decodeJSON(content)
+	if err != nil {
+		return err
+	}
+	return loadSchemas().output.Validate(v)
+}
