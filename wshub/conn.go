@@ -1,0 +1,331 @@
+package wshub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/askuser-go/askuser"
+	"github.com/coder/websocket"
+)
+
+// Conn is one device's connection to a [Hub], authorized for a fixed set of sessions.
+// The hub creates it; a host meets it in [Options.OnEvent], [Options.OnConnect] and
+// [Options.OnDisconnect]. Its methods may be called concurrently.
+type Conn struct {
+	hub      *Hub
+	ws       *websocket.Conn
+	raw      net.Conn // nil only if the hijack went unseen; see hijackRecorder
+	sessions []askuser.SessionID
+	out      chan []byte // never closed: senders must not panic
+
+	// ctx ends when the connection does; it bounds its reads, writes and OnEvent calls.
+	ctx    context.Context
+	cancel context.CancelFunc
+	dead   atomic.Bool // dropped or ended: deliver nothing more
+
+	closeOnce   sync.Once
+	closeReq    chan struct{} // closed when a close handshake is wanted
+	closeCode   websocket.StatusCode
+	closeReason string
+
+	loops sync.WaitGroup // the writer and the pinger
+}
+
+func newConn(h *Hub, ws *websocket.Conn, raw net.Conn, sessions []askuser.SessionID) *Conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Conn{
+		hub:      h,
+		ws:       ws,
+		raw:      raw,
+		sessions: sessions,
+		out:      make(chan []byte, h.opts.QueueSize),
+		ctx:      ctx,
+		cancel:   cancel,
+		closeReq: make(chan struct{}),
+	}
+}
+
+// Sessions returns the sessions the connection is authorized for, as [Options.Authorize]
+// returned them (without duplicates). The caller may modify the returned slice.
+func (c *Conn) Sessions() []askuser.SessionID {
+	return append([]askuser.SessionID(nil), c.sessions...)
+}
+
+// Send queues ev for this connection alone, whatever its session, and returns without
+// waiting for the write. It returns [ErrConnClosed] when the connection has ended, and
+// also when its queue is full, in which case the connection is dropped.
+func (c *Conn) Send(ctx context.Context, ev askuser.Event) error {
+	b, err := encode(ev)
+	if err != nil {
+		return fmt.Errorf("wshub: encoding %s event: %w", ev.Type, err)
+	}
+	if c.dead.Load() {
+		return ErrConnClosed
+	}
+	if !c.enqueue(b) {
+		return fmt.Errorf("%w: outbound queue full", ErrConnClosed)
+	}
+	return nil
+}
+
+// enqueue queues b without blocking and reports whether it did; a full queue drops the
+// connection.
+func (c *Conn) enqueue(b []byte) bool {
+	if c.dead.Load() {
+		return false
+	}
+	select {
+	case c.out <- b:
+		return true
+	default:
+		c.drop()
+		return false
+	}
+}
+
+// drop cuts the connection off at once, without a close handshake: its peer is too slow
+// or gone, and waiting on it is what must not happen.
+func (c *Conn) drop() {
+	if c.dead.Swap(true) {
+		return
+	}
+	c.kill()
+}
+
+// kill closes the network connection under the websocket library, which fails every
+// read, write and handshake in progress, and ends ctx.
+func (c *Conn) kill() {
+	if c.raw != nil {
+		_ = c.raw.Close()
+	} else {
+		go c.ws.CloseNow() // CloseNow may wait on the library's locks: not here
+	}
+	c.cancel()
+}
+
+// requestClose asks the writer to close the connection with a handshake. The first
+// request wins.
+func (c *Conn) requestClose(code websocket.StatusCode, reason string) {
+	c.closeOnce.Do(func() {
+		c.closeCode, c.closeReason = code, reason
+		close(c.closeReq)
+	})
+}
+
+func (c *Conn) closing() bool {
+	select {
+	case <-c.closeReq:
+		return true
+	default:
+		return false
+	}
+}
+
+// closeHandshake closes with the requested status, cutting the peer off when it does not
+// answer within the write timeout.
+func (c *Conn) closeHandshake() {
+	t := time.AfterFunc(c.hub.opts.WriteTimeout, c.kill)
+	defer t.Stop()
+	_ = c.ws.Close(c.closeCode, c.closeReason)
+}
+
+// writeLoop is the connection's only writer of data messages.
+func (c *Conn) writeLoop() {
+	defer c.loops.Done()
+	for {
+		select {
+		case b := <-c.out:
+			ctx, cancel := context.WithTimeout(c.ctx, c.hub.opts.WriteTimeout)
+			err := c.ws.Write(ctx, websocket.MessageText, b)
+			cancel()
+			if err != nil {
+				c.drop()
+				return
+			}
+		case <-c.closeReq:
+			c.closeHandshake()
+			return
+		case <-c.ctx.Done():
+			// The read loop may have ended because it asked for a close: honour it.
+			if c.closing() && !c.dead.Load() {
+				c.closeHandshake()
+			}
+			return
+		}
+	}
+}
+
+// pingLoop pings the peer; a pong that does not come back in time drops the connection.
+func (c *Conn) pingLoop(interval time.Duration) {
+	defer c.loops.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.closeReq:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(c.ctx, c.hub.opts.WriteTimeout)
+			err := c.ws.Ping(ctx)
+			cancel()
+			if err != nil {
+				// A ping that fails because a close handshake began must not cut it short.
+				if !c.closing() {
+					c.drop()
+				}
+				return
+			}
+		}
+	}
+}
+
+// errFlood ends a connection that sent more than MaxMessagesPerSecond allows.
+var errFlood = errors.New("wshub: inbound message rate exceeded")
+
+// readLoop reads and handles inbound messages until the connection ends, and returns why.
+func (c *Conn) readLoop() error {
+	rate := float64(c.hub.opts.MaxMessagesPerSecond)
+	lim := bucket{rate: rate, burst: 2 * rate, tokens: 2 * rate}
+	for {
+		_, msg, err := c.ws.Read(c.ctx)
+		if err != nil {
+			return err
+		}
+		if c.closing() {
+			continue // closing: drain until the peer's close frame
+		}
+		if !lim.allow(time.Now()) {
+			c.requestClose(websocket.StatusPolicyViolation, "too many messages")
+			return errFlood
+		}
+		c.handle(msg)
+	}
+}
+
+// handle takes one inbound message: it parses it, checks which session it acts for, and
+// hands it on. Every refusal goes back to this connection alone.
+func (c *Conn) handle(msg []byte) {
+	ev, err := askuser.ParseEvent(msg)
+	if err != nil {
+		c.refuse(c.defaultSession(), "", err)
+		return
+	}
+	reqID := requestIDOf(ev)
+	session, err := c.authorize(ev.SessionID)
+	if err != nil {
+		s := ev.SessionID
+		if s.IsZero() {
+			s = c.defaultSession()
+		}
+		c.refuse(s, reqID, err)
+		return
+	}
+	ev.SessionID = session
+	h := c.hub
+	switch {
+	case ev.Type == askuser.EventResult:
+		h.mu.Lock()
+		in := h.in
+		h.mu.Unlock()
+		err = in.HandleEvent(c.ctx, ev)
+	case h.opts.OnEvent != nil:
+		err = h.opts.OnEvent(c.ctx, c, ev)
+	default:
+		err = fmt.Errorf("%w: %q", askuser.ErrUnsupportedEvent, truncate(ev.Type, 64))
+	}
+	if err != nil {
+		c.refuse(session, reqID, err)
+	}
+}
+
+func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
+	if b, mErr := encode(askuser.ErrorEvent(session, requestID, err)); mErr == nil {
+		c.enqueue(b)
+	}
+}
+
+// errSessionRequired refuses an event without a sessionId on a connection authorized for
+// several sessions: which one it acts for cannot be guessed.
+var errSessionRequired = fmt.Errorf("%w: sessionId is required on a connection authorized for several sessions", askuser.ErrMalformedEvent)
+
+// authorize returns the authorized session an inbound event acts for. An absent id means
+// the connection's only session. An id matches an authorized one that is equal, or else
+// one with the same text: an id that came through a URL may have lost whether it was a
+// number or a string.
+func (c *Conn) authorize(id askuser.SessionID) (askuser.SessionID, error) {
+	if id.IsZero() {
+		if len(c.sessions) == 1 {
+			return c.sessions[0], nil
+		}
+		return askuser.SessionID{}, errSessionRequired
+	}
+	for _, s := range c.sessions {
+		if s == id {
+			return s, nil
+		}
+	}
+	for _, s := range c.sessions {
+		if s.String() == id.String() {
+			return s, nil
+		}
+	}
+	return askuser.SessionID{}, askuser.ErrForbidden
+}
+
+// defaultSession is the session an error event about an unreadable message carries.
+func (c *Conn) defaultSession() askuser.SessionID {
+	if len(c.sessions) == 1 {
+		return c.sessions[0]
+	}
+	return askuser.SessionID{}
+}
+
+// requestIDOf returns the requestId an inbound event names, if any, for its error event.
+func requestIDOf(ev askuser.Event) string {
+	var v struct {
+		RequestID string `json:"requestId"`
+	}
+	if json.Unmarshal(ev.Data, &v) != nil {
+		return ""
+	}
+	return truncate(v.RequestID, 128)
+}
+
+// truncate cuts s to at most n bytes without splitting a character.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// bucket is a token bucket: rate tokens a second, at most burst saved up. Only the read
+// loop uses it.
+type bucket struct {
+	rate, burst, tokens float64
+	last                time.Time
+}
+
+func (b *bucket) allow(now time.Time) bool {
+	if !b.last.IsZero() {
+		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+	}
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}

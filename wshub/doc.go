@@ -1,0 +1,35 @@
+// Package wshub is a WebSocket [askuser.Transport]: it carries ask_user_questions events to
+// every browser or app connected for a session, and feeds their answers back to the
+// [askuser.Dispatcher], checking that each connection acts only for the sessions it was
+// authorized for.
+//
+// A host creates one [Hub], gives it to the dispatcher as its transport, binds the
+// dispatcher back to the hub, and serves the hub as an HTTP handler:
+//
+//	hub := wshub.New(&wshub.Options{
+//		Authorize: func(r *http.Request) ([]askuser.SessionID, error) {
+//			user, err := authenticate(r) // the host's own login check
+//			if err != nil {
+//				return nil, err
+//			}
+//			return user.Sessions(), nil
+//		},
+//	})
+//	d := askuser.New(hub, nil)
+//	hub.Bind(d)
+//	mux.Handle("/ws", hub)
+//	mux.Handle("/askuser/", http.StripPrefix("/askuser/", wshub.PanelHandler()))
+//	...
+//	d.Close()
+//	hub.Close()
+//
+// Each connection gets the session's pending questions as soon as it connects, then every
+// event of its sessions. One slow or dead connection never delays another: each has its
+// own bounded queue and writer, and is dropped when it falls behind. What a connection
+// sends is parsed with [askuser.ParseEvent]; an ask_user_questions_result goes to the
+// dispatcher, any other type to [Options.OnEvent], and every refusal goes back to that
+// connection alone as an ask_user_questions_error event.
+//
+// The hub also implements [askuser.Presence], so the dispatcher's [askuser.FailWithoutDevice]
+// and [askuser.FailOnDisconnect] policies see which sessions have a device connected.
+package wshub

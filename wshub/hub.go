@@ -1,0 +1,379 @@
+package wshub
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/askuser-go/askuser"
+	"github.com/coder/websocket"
+)
+
+// Defaults of [Options].
+const (
+	DefaultReadLimit            = 64 << 10
+	DefaultQueueSize            = 256
+	DefaultWriteTimeout         = 10 * time.Second
+	DefaultPingInterval         = 30 * time.Second
+	DefaultMaxMessagesPerSecond = 50
+)
+
+// Options configure a [Hub]. Authorize is required; the zero value of every other field
+// means its default.
+type Options struct {
+	// Authorize decides which sessions the connecting request may act for: it returns at
+	// least one session, or an error. On an error or an empty list the upgrade is refused
+	// with 403 Forbidden and the request never gets an event. Authorize is the host's
+	// authentication check (a cookie, a token in the URL, ...); it is called concurrently,
+	// once per connection attempt, before the upgrade.
+	//
+	// The sessions it returns must be the very [askuser.SessionID] values the host
+	// dispatches with: events are routed by equality, and the numeric session 1 is not the
+	// string session "1" (see [askuser.ParseSessionID] for ids taken from a URL).
+	Authorize func(r *http.Request) ([]askuser.SessionID, error)
+
+	// ReadLimit is the largest inbound message, in bytes; a connection that sends a
+	// bigger one is closed with [websocket.StatusMessageTooBig]. Default [DefaultReadLimit].
+	ReadLimit int64
+
+	// QueueSize is how many outbound messages may wait for one connection. A connection
+	// whose queue is full is dropped, so that it never delays anyone else. Default
+	// [DefaultQueueSize].
+	QueueSize int
+
+	// WriteTimeout bounds each write to a connection, the wait for each keepalive pong,
+	// and the close handshake; a connection that takes longer is dropped. Default
+	// [DefaultWriteTimeout].
+	WriteTimeout time.Duration
+
+	// PingInterval is how often each connection is pinged, so that dead peers are noticed
+	// and idle proxies keep the connection open. Default [DefaultPingInterval]; a negative
+	// value disables pings.
+	PingInterval time.Duration
+
+	// MaxMessagesPerSecond limits what one connection may send: a token bucket of this
+	// rate with a burst of twice as many. A connection over the limit is closed with
+	// [websocket.StatusPolicyViolation]. Default [DefaultMaxMessagesPerSecond].
+	MaxMessagesPerSecond int
+
+	// OriginPatterns are the other origins whose pages may connect, as in
+	// [websocket.AcceptOptions]; the request's own host is always allowed.
+	OriginPatterns []string
+
+	// OnEvent, when set, receives every well-formed inbound event whose type is not
+	// ask_user_questions_result (a client's "user_message" or "cancel", say), with
+	// ev.SessionID already checked and set to a session the connection is authorized
+	// for. A non-nil error is sent back to that connection alone as an
+	// ask_user_questions_error event (see [askuser.ErrorEvent]). When OnEvent is nil,
+	// such events are refused with the unsupported_event code.
+	//
+	// OnEvent is called by the connection's read loop, one event at a time per
+	// connection and concurrently across connections; the connection reads nothing
+	// else meanwhile. Its context ends when the connection does.
+	OnEvent func(ctx context.Context, c *Conn, ev askuser.Event) error
+
+	// OnConnect, when set, is called once a connection has joined its sessions and been
+	// queued their pending questions, before any inbound message is read.
+	OnConnect func(c *Conn)
+
+	// OnDisconnect, when set, is called once a connection has gone and left its sessions,
+	// with the reason it ended (often a [websocket.CloseError]; never nil).
+	OnDisconnect func(c *Conn, err error)
+}
+
+// Hub is a WebSocket [askuser.Transport] and [askuser.Presence]. It is an http.Handler:
+// each request it serves becomes one [Conn] of the sessions [Options.Authorize] grants.
+// All methods may be called concurrently.
+type Hub struct {
+	opts   Options
+	accept websocket.AcceptOptions
+
+	mu       sync.Mutex
+	in       askuser.Inbound
+	sessions map[askuser.SessionID]map[*Conn]struct{}
+	closed   bool
+	// wg counts the connections that joined, until each has fully ended.
+	wg sync.WaitGroup
+}
+
+// New returns a hub configured by opts, which is copied. It panics when opts or
+// opts.Authorize is nil: a hub that cannot tell who may connect must not serve anyone.
+func New(opts *Options) *Hub {
+	if opts == nil || opts.Authorize == nil {
+		panic("wshub: Options.Authorize is required")
+	}
+	h := &Hub{opts: *opts, sessions: make(map[askuser.SessionID]map[*Conn]struct{})}
+	o := &h.opts
+	if o.ReadLimit <= 0 {
+		o.ReadLimit = DefaultReadLimit
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = DefaultQueueSize
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.PingInterval == 0 {
+		o.PingInterval = DefaultPingInterval
+	}
+	if o.MaxMessagesPerSecond <= 0 {
+		o.MaxMessagesPerSecond = DefaultMaxMessagesPerSecond
+	}
+	o.OriginPatterns = append([]string(nil), o.OriginPatterns...)
+	h.accept = websocket.AcceptOptions{OriginPatterns: o.OriginPatterns}
+	return h
+}
+
+// Bind sets where inbound events go, normally the [*askuser.Dispatcher] that uses this
+// hub as its transport. Call it before serving: until it is called, ServeHTTP refuses
+// connections with 503 Service Unavailable.
+//
+// The hub calls in.Pending while holding its own lock, so that a connecting device misses
+// no event; in.Pending must therefore not call back into the hub.
+func (h *Hub) Bind(in askuser.Inbound) {
+	h.mu.Lock()
+	h.in = in
+	h.mu.Unlock()
+}
+
+// ServeHTTP is the WebSocket endpoint. It authorizes the request with
+// [Options.Authorize] (403 when refused), upgrades it, and serves the connection until it
+// ends; it returns only then. It answers 503 before [Hub.Bind] and after [Hub.Close].
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	ready := h.in != nil && !h.closed
+	h.mu.Unlock()
+	if !ready {
+		http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+		return
+	}
+	sessions, err := h.opts.Authorize(r)
+	if err != nil || len(sessions) == 0 {
+		// The reason stays on the server: it may say more than the caller should learn.
+		http.Error(w, http.StatusText(http.StatusForbidden), http.StatusForbidden)
+		return
+	}
+	hw := &hijackRecorder{ResponseWriter: w}
+	ws, err := websocket.Accept(hw, r, &h.accept)
+	if err != nil {
+		return // Accept has answered the request
+	}
+	ws.SetReadLimit(h.opts.ReadLimit)
+	c := newConn(h, ws, hw.conn, dedupe(sessions))
+	if !h.join(c) {
+		c.requestClose(websocket.StatusGoingAway, "server shutting down")
+		c.closeHandshake()
+		c.cancel()
+		return
+	}
+	h.serve(c)
+}
+
+// serve runs a joined connection until it ends, then removes it.
+func (h *Hub) serve(c *Conn) {
+	var err error
+	defer h.wg.Done()
+	defer func() {
+		// Deferred so that a panicking OnEvent or OnConnect still releases everything.
+		c.cancel()
+		c.loops.Wait()
+		_ = c.ws.CloseNow()
+		c.dead.Store(true)
+		h.leave(c)
+		if h.opts.OnDisconnect != nil {
+			if err == nil {
+				err = ErrConnClosed
+			}
+			h.opts.OnDisconnect(c, err)
+		}
+	}()
+	c.loops.Add(1)
+	go c.writeLoop()
+	if h.opts.PingInterval > 0 {
+		c.loops.Add(1)
+		go c.pingLoop(h.opts.PingInterval)
+	}
+	if h.opts.OnConnect != nil {
+		h.opts.OnConnect(c)
+	}
+	err = c.readLoop()
+}
+
+// join adds c to its sessions and queues their pending questions for c alone. Both
+// happen under h.mu, which Send also holds while it queues: an event sent before the
+// join is in the Pending snapshot (or already over, and then its resolution is not in it
+// either), and an event sent after is queued to c. A question asked at that moment may
+// reach c twice, which clients tolerate (they key questions by requestId); c can never
+// miss one, nor see a question after its resolution.
+func (h *Hub) join(c *Conn) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.wg.Add(1)
+	for _, s := range c.sessions {
+		m := h.sessions[s]
+		if m == nil {
+			m = make(map[*Conn]struct{})
+			h.sessions[s] = m
+		}
+		m[c] = struct{}{}
+	}
+	for _, s := range c.sessions {
+		for _, a := range h.in.Pending(s) {
+			ev, err := askuser.NewEvent(askuser.EventAsk, s, a)
+			if err != nil {
+				continue
+			}
+			if b, err := encode(ev); err == nil {
+				c.enqueue(b)
+			}
+		}
+	}
+	return true
+}
+
+// leave removes c from its sessions and tells the Inbound, outside the lock, of each
+// session that has no connection left.
+func (h *Hub) leave(c *Conn) {
+	var gone []askuser.SessionID
+	h.mu.Lock()
+	for _, s := range c.sessions {
+		m := h.sessions[s]
+		if _, ok := m[c]; !ok {
+			continue
+		}
+		delete(m, c)
+		if len(m) == 0 {
+			delete(h.sessions, s)
+			gone = append(gone, s)
+		}
+	}
+	in := h.in
+	h.mu.Unlock()
+	for _, s := range gone {
+		in.Disconnected(s)
+	}
+}
+
+// Send queues ev for every connection of ev.SessionID and returns; it implements
+// [askuser.Transport]. The event is encoded once. Send never waits for a connection: one
+// whose queue is full is dropped. A session with no connection is not an error. After
+// [Hub.Close], Send returns [askuser.ErrTransportClosed]. ctx is not used, since Send
+// never blocks.
+func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
+	b, err := encode(ev)
+	if err != nil {
+		return fmt.Errorf("wshub: encoding %s event: %w", ev.Type, err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return askuser.ErrTransportClosed
+	}
+	for c := range h.sessions[ev.SessionID] {
+		c.enqueue(b)
+	}
+	return nil
+}
+
+// Connected reports whether the session has a live connection; it implements
+// [askuser.Presence].
+func (h *Hub) Connected(session askuser.SessionID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.sessions[session] {
+		if !c.dead.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// Close closes every connection with [websocket.StatusGoingAway] and waits until each has
+// ended (a peer that does not complete the close handshake within
+// [Options.WriteTimeout] is cut off). Later Sends return [askuser.ErrTransportClosed]
+// and later requests get 503. It does not close the Inbound. Close may be called more
+// than once, and concurrently.
+func (h *Hub) Close() error {
+	var conns []*Conn
+	h.mu.Lock()
+	if !h.closed {
+		h.closed = true
+		seen := make(map[*Conn]bool)
+		for _, m := range h.sessions {
+			for c := range m {
+				if !seen[c] {
+					seen[c] = true
+					conns = append(conns, c)
+				}
+			}
+		}
+	}
+	h.mu.Unlock()
+	for _, c := range conns {
+		c.requestClose(websocket.StatusGoingAway, "server shutting down")
+	}
+	h.wg.Wait()
+	return nil
+}
+
+// encode writes ev as compact JSON, leaving <, > and & as they are for people to read.
+func encode(ev askuser.Event) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ev); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func dedupe(sessions []askuser.SessionID) []askuser.SessionID {
+	out := make([]askuser.SessionID, 0, len(sessions))
+	for _, s := range sessions {
+		dup := false
+		for _, o := range out {
+			if o == s {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// hijackRecorder keeps the raw network connection that websocket.Accept hijacks. The
+// websocket library bounds a close handshake only by its own timeouts of several seconds
+// and cannot abandon it once begun; closing the raw connection is what lets the hub drop
+// a stalled device at once and bound a shutdown by [Options.WriteTimeout].
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	w.conn = c
+	return c, rw, nil
+}
+
+func (w *hijackRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// ErrConnClosed is returned by [Conn.Send] once the connection has ended or been dropped,
+// and given to [Options.OnDisconnect] when no other reason is known.
+var ErrConnClosed = errors.New("wshub: connection closed")
