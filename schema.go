@@ -58,6 +58,9 @@ func Definition() ToolDefinition {
 type schemas struct {
 	inputRaw, outputRaw []byte
 	input, output       *jsonschema.Schema
+	// quickInput recognises valid arguments without the general validator; nil when the
+	// input schema uses a keyword it does not know.
+	quickInput *quickSchema
 }
 
 // loadSchemas compiles the embedded schemas once. They are part of the library, so a
@@ -72,6 +75,7 @@ var loadSchemas = sync.OnceValue(func() *schemas {
 		panic(err)
 	}
 	s.input = mustCompile("input.json", s.inputRaw)
+	s.quickInput = compileQuick(s.inputRaw)
 	s.output = mustCompile("output.json", s.outputRaw)
 	return s
 })
@@ -104,7 +108,10 @@ func ParseArguments(arguments []byte) (*Request, error) {
 	if problems != nil {
 		return nil, &ArgumentsError{Problems: problems}
 	}
-	if err := loadSchemas().input.Validate(tree); err != nil {
+	s := loadSchemas()
+	if s.quickInput != nil && s.quickInput.valid(tree) {
+		// Valid for the schema: the general validator would find nothing.
+	} else if err := s.input.Validate(tree); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
 			return nil, &ArgumentsError{Problems: []string{"arguments: " + err.Error()}}
@@ -130,6 +137,168 @@ func (r *Request) Validate() error {
 	}
 	_, err = ParseArguments(raw)
 	return err
+}
+
+// quickSchema is the subset of JSON Schema that schema/input.json uses (type, required,
+// properties, additionalProperties: false, items, minItems, maxItems, minLength,
+// maxLength), compiled from that same file. It only answers "valid or not": the general
+// validator spends most of the time and memory of a call on bookkeeping for error
+// reports, so a valid call, the common case, skips it, and an invalid one still gets
+// its detailed problems from it. Being compiled from the file, it cannot drift from it;
+// a keyword outside the subset turns it off (compileQuick returns nil).
+type quickSchema struct {
+	typ                string // "" (any), "object", "array", "string" or "boolean"
+	required           []string
+	props              map[string]*quickSchema
+	closed             bool // additionalProperties: false
+	items              *quickSchema
+	minItems, maxItems int // maxItems -1: no bound
+	minLen, maxLen     int // maxLen -1: no bound
+}
+
+// compileQuick compiles a schema document, or returns nil when it uses anything outside
+// the subset.
+func compileQuick(raw []byte) *quickSchema {
+	var doc any
+	if json.Unmarshal(raw, &doc) != nil {
+		return nil
+	}
+	q, ok := quickFrom(doc)
+	if !ok {
+		return nil
+	}
+	return q
+}
+
+func quickFrom(v any) (*quickSchema, bool) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	q := &quickSchema{maxItems: -1, maxLen: -1}
+	count := func(x any) (int, bool) {
+		f, ok := x.(float64)
+		return int(f), ok && f >= 0 && f == float64(int(f))
+	}
+	for k, x := range obj {
+		switch k {
+		case "$schema", "$id", "$comment", "title", "description":
+			// Identifiers and annotations: no effect on validity.
+		case "type":
+			t, _ := x.(string)
+			switch t {
+			case "object", "array", "string", "boolean":
+				q.typ = t
+			default:
+				return nil, false
+			}
+		case "required":
+			list, ok := x.([]any)
+			if !ok {
+				return nil, false
+			}
+			for _, r := range list {
+				name, ok := r.(string)
+				if !ok {
+					return nil, false
+				}
+				q.required = append(q.required, name)
+			}
+		case "properties":
+			props, ok := x.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			q.props = make(map[string]*quickSchema, len(props))
+			for name, p := range props {
+				if q.props[name], ok = quickFrom(p); !ok {
+					return nil, false
+				}
+			}
+		case "additionalProperties":
+			if b, ok := x.(bool); !ok || b {
+				return nil, false
+			}
+			q.closed = true
+		case "items":
+			if q.items, ok = quickFrom(x); !ok {
+				return nil, false
+			}
+		case "minItems":
+			if q.minItems, ok = count(x); !ok {
+				return nil, false
+			}
+		case "maxItems":
+			if q.maxItems, ok = count(x); !ok {
+				return nil, false
+			}
+		case "minLength":
+			if q.minLen, ok = count(x); !ok {
+				return nil, false
+			}
+		case "maxLength":
+			if q.maxLen, ok = count(x); !ok {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return q, true
+}
+
+// valid reports whether v, a tree from decodeJSON, is valid for the schema. Each keyword
+// applies to the values of its kind only, as in JSON Schema.
+func (q *quickSchema) valid(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if q.typ != "" && q.typ != "object" {
+			return false
+		}
+		for _, r := range q.required {
+			if _, ok := v[r]; !ok {
+				return false
+			}
+		}
+		for k, x := range v {
+			p, ok := q.props[k]
+			if !ok {
+				if q.closed {
+					return false
+				}
+				continue
+			}
+			if !p.valid(x) {
+				return false
+			}
+		}
+	case []any:
+		if q.typ != "" && q.typ != "array" || len(v) < q.minItems || q.maxItems >= 0 && len(v) > q.maxItems {
+			return false
+		}
+		if q.items != nil {
+			for _, x := range v {
+				if !q.items.valid(x) {
+					return false
+				}
+			}
+		}
+	case string:
+		if q.typ != "" && q.typ != "string" {
+			return false
+		}
+		if q.minLen > 0 || q.maxLen >= 0 {
+			n := utf8.RuneCountInString(v)
+			if n < q.minLen || q.maxLen >= 0 && n > q.maxLen {
+				return false
+			}
+		}
+	case bool:
+		return q.typ == "" || q.typ == "boolean"
+	default: // null and numbers: no type of the subset admits them
+		return q.typ == ""
+	}
+	return true
 }
 
 // decodeArguments decodes the arguments into a generic JSON tree, unwrapping the two
@@ -369,6 +538,9 @@ func requestFromTree(tree any) *Request {
 	obj, _ := tree.(map[string]any)
 	req := &Request{}
 	qs, _ := obj["questions"].([]any)
+	if len(qs) > 0 {
+		req.Questions = make([]Question, 0, len(qs))
+	}
 	for _, qv := range qs {
 		qo, _ := qv.(map[string]any)
 		q := Question{}
@@ -376,6 +548,9 @@ func requestFromTree(tree any) *Request {
 		q.Header, _ = qo["header"].(string)
 		q.MultiSelect, _ = qo["multiSelect"].(bool)
 		opts, _ := qo["options"].([]any)
+		if len(opts) > 0 {
+			q.Options = make([]Option, 0, len(opts))
+		}
 		for _, ov := range opts {
 			oo, _ := ov.(map[string]any)
 			o := Option{}
@@ -393,41 +568,42 @@ func requestFromTree(tree any) *Request {
 }
 
 // problems checks the rules the schema cannot express. Empty strings are the schema's to
-// report; this reports strings that are only white space.
+// report; this reports strings that are only white space. Locations are formatted only
+// for a problem found: a valid request, the common case, costs no formatting.
 func (r *Request) problems() []string {
 	var out []string
-	blank := func(where, s string) {
+	blank := func(s string, where func() string) {
 		if s != "" && strings.TrimSpace(s) == "" {
-			out = append(out, where+": must not be blank")
+			out = append(out, where()+": must not be blank")
 		}
 	}
-	seenQ := map[string]int{}
+	seenQ := make(map[string]int, len(r.Questions))
 	for i, q := range r.Questions {
-		qp := fmt.Sprintf("questions[%d]", i)
-		blank(qp+".question", q.Question)
-		blank(qp+".header", q.Header)
+		qp := func() string { return "questions[" + strconv.Itoa(i) + "]" }
+		blank(q.Question, func() string { return qp() + ".question" })
+		blank(q.Header, func() string { return qp() + ".header" })
 		if t := strings.TrimSpace(q.Question); t != "" {
 			if j, dup := seenQ[t]; dup {
-				out = append(out, fmt.Sprintf("%s.question: same text as questions[%d].question; each question must be different", qp, j))
+				out = append(out, fmt.Sprintf("%s.question: same text as questions[%d].question; each question must be different", qp(), j))
 			} else {
 				seenQ[t] = i
 			}
 		}
-		seenL := map[string]int{}
+		seenL := make(map[string]int, len(q.Options))
 		for k, o := range q.Options {
-			op := fmt.Sprintf("%s.options[%d]", qp, k)
-			blank(op+".label", o.Label)
-			blank(op+".description", o.Description)
-			blank(op+".preview", o.Preview)
+			op := func() string { return qp() + ".options[" + strconv.Itoa(k) + "]" }
+			blank(o.Label, func() string { return op() + ".label" })
+			blank(o.Description, func() string { return op() + ".description" })
+			blank(o.Preview, func() string { return op() + ".preview" })
 			t := strings.TrimSpace(o.Label)
 			if t == "" {
 				continue
 			}
 			if isOtherLabel(t) {
-				out = append(out, fmt.Sprintf("%s.label: %q duplicates the \"Other\" choice every client adds with a text box; remove this option", op, o.Label))
+				out = append(out, fmt.Sprintf("%s.label: %q duplicates the \"Other\" choice every client adds with a text box; remove this option", op(), o.Label))
 			}
 			if j, dup := seenL[t]; dup {
-				out = append(out, fmt.Sprintf("%s.label: same label as %s.options[%d].label; labels must be unique within a question", op, qp, j))
+				out = append(out, fmt.Sprintf("%s.label: same label as %s.options[%d].label; labels must be unique within a question", op(), qp(), j))
 			} else {
 				seenL[t] = k
 			}
