@@ -44,7 +44,7 @@ type Entry struct {
 	req       *Request
 	asked     time.Time
 	expiresAt time.Time
-	done      chan struct{} // closed when the entry ends; res is set before
+	done      chan struct{} // closed when the entry has ended and onEnd has run
 	res       Resolution
 	ended     bool
 	waiters   int
@@ -64,9 +64,13 @@ func (e *Entry) Request() *Request { return e.req }
 // Done returns a channel closed when the question has ended.
 func (e *Entry) Done() <-chan struct{} { return e.done }
 
-// AskData returns the data of the ask event for this question.
+// AskData returns the data of the ask event for this question; ExpiresAt is in UTC.
 func (e *Entry) AskData() AskData {
-	return AskData{RequestID: e.key.id, Questions: e.req.Questions, Metadata: e.req.Metadata, ExpiresAt: e.expiresAt}
+	var exp time.Time
+	if !e.expiresAt.IsZero() {
+		exp = e.expiresAt.UTC()
+	}
+	return AskData{RequestID: e.key.id, Questions: e.req.Questions, Metadata: e.req.Metadata, ExpiresAt: exp}
 }
 
 // Resolution is how a pending question ended.
@@ -165,7 +169,7 @@ func (r *Registry) leave(e *Entry, ctx context.Context) Resolution {
 	}
 	r.endLocked(e, mine)
 	r.mu.Unlock()
-	r.notify(e)
+	r.finish(e)
 	return e.res
 }
 
@@ -219,7 +223,7 @@ func (r *Registry) CancelSession(session SessionID, res Resolution) int {
 	}
 	r.mu.Unlock()
 	for _, e := range ended {
-		r.notify(e)
+		r.finish(e)
 	}
 	return len(ended)
 }
@@ -267,7 +271,7 @@ func (r *Registry) Close() {
 	}
 	r.mu.Unlock()
 	for _, e := range ended {
-		r.notify(e)
+		r.finish(e)
 	}
 }
 
@@ -286,11 +290,12 @@ func (r *Registry) end(e *Entry, res Resolution) bool {
 	}
 	r.endLocked(e, res)
 	r.mu.Unlock()
-	r.notify(e)
+	r.finish(e)
 	return true
 }
 
-// endLocked removes e from both indexes, records res and wakes the waiters.
+// endLocked removes e from both indexes and records res. The caller must then call
+// finish, outside the lock.
 func (r *Registry) endLocked(e *Entry, res Resolution) {
 	e.ended = true
 	e.res = res
@@ -310,11 +315,13 @@ func (r *Registry) endLocked(e *Entry, res Resolution) {
 	if l.n--; l.n == 0 {
 		delete(r.sessions, e.key.session)
 	}
-	close(e.done)
 }
 
-func (r *Registry) notify(e *Entry) {
+// finish runs the end callback, then wakes the waiters: by the time a call returns, the
+// devices have been told and the host's hook has run.
+func (r *Registry) finish(e *Entry) {
 	if r.onEnd != nil {
 		r.onEnd(e, e.res)
 	}
+	close(e.done)
 }

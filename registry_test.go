@@ -1,0 +1,706 @@
+package askuser
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var noExpiry time.Time
+
+func mustParse(t testing.TB, args string) *Request {
+	t.Helper()
+	req, err := ParseArguments([]byte(args))
+	require.NoError(t, err)
+	return req
+}
+
+func newTestDispatcher(opts *Options) (*Dispatcher, *MemoryTransport) {
+	mt := NewMemoryTransport()
+	d := New(mt, opts)
+	mt.Bind(d)
+	return d, mt
+}
+
+var oneQuestion = `{"questions":[` + q1 + `]}`
+
+// answerEvent is a device's answer choosing label for the one question of oneQuestion.
+func answerEvent(session SessionID, requestID, label string) Event {
+	ev, err := NewEvent(EventResult, session, ResultData{RequestID: requestID, Answers: []Answer{{Question: "Which framework?", SelectedLabels: []string{label}}}})
+	if err != nil {
+		panic(err)
+	}
+	return ev
+}
+
+func declineEvent(session SessionID, requestID string) Event {
+	ev, err := NewEvent(EventResult, session, ResultData{RequestID: requestID, Declined: true})
+	if err != nil {
+		panic(err)
+	}
+	return ev
+}
+
+// recv returns the device's next event, which must be of type typ, and decodes its data.
+func recv[T any](t *testing.T, dev *MemoryDevice, typ string) (Event, T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ev, err := dev.Recv(ctx)
+	require.NoError(t, err)
+	require.Equal(t, typ, ev.Type, "event %s", ev.Data)
+	var data T
+	require.NoError(t, json.Unmarshal(ev.Data, &data))
+	return ev, data
+}
+
+// dispatchAsync runs Dispatch in a goroutine and returns the channel of its result.
+func dispatchAsync(ctx context.Context, d *Dispatcher, session SessionID, id, args string) <-chan Result {
+	ch := make(chan Result, 1)
+	go func() { ch <- d.Dispatch(ctx, ToolCall{Session: session, ID: id, Name: ToolName, Arguments: json.RawMessage(args)}) }()
+	return ch
+}
+
+// TestEveryWayOut runs one call to each of its ends and checks the result the model gets,
+// what the host sees, what every device is told, and that nothing is left pending.
+func TestEveryWayOut(t *testing.T) {
+	type env struct {
+		d      *Dispatcher
+		mt     *MemoryTransport
+		phone  *MemoryDevice
+		laptop *MemoryDevice
+		cancel context.CancelFunc
+		id     string
+	}
+	session := IntSession(42)
+	for _, tc := range []struct {
+		name    string
+		opts    Options
+		act     func(t *testing.T, e env)
+		content string
+		outcome Outcome
+		err     error
+	}{
+		{
+			name:    "answered",
+			act:     func(t *testing.T, e env) { require.NoError(t, e.phone.Send(context.Background(), answerEvent(session, e.id, "React"))) },
+			content: `{"answers":[{"question":"Which framework?","selectedLabels":["React"],"customInput":null}]}`,
+			outcome: Answered,
+		},
+		{
+			name:    "declined",
+			act:     func(t *testing.T, e env) { require.NoError(t, e.laptop.Send(context.Background(), declineEvent(session, e.id))) },
+			content: `{"error": "User declined to answer"}`, outcome: Declined, err: ErrDeclined,
+		},
+		{
+			name:    "timeout",
+			opts:    Options{Timeout: 2 * time.Minute},
+			act:     func(t *testing.T, e env) { time.Sleep(2 * time.Minute) },
+			content: `{"error": "User did not respond within timeout"}`, outcome: TimedOut, err: ErrTimeout,
+		},
+		{
+			name:    "session cancelled",
+			act:     func(t *testing.T, e env) { assert.Equal(t, 1, e.d.CancelSession(session)) },
+			content: `{"error": "Session cancelled"}`, outcome: Cancelled, err: ErrCancelled,
+		},
+		{
+			name:    "caller's context cancelled",
+			act:     func(t *testing.T, e env) { e.cancel() },
+			content: `{"error": "Session cancelled"}`, outcome: Cancelled, err: context.Canceled,
+		},
+		{
+			name:    "dispatcher closed",
+			act:     func(t *testing.T, e env) { require.NoError(t, e.d.Close()) },
+			content: `{"error": "The question service is shutting down"}`, outcome: Shutdown, err: ErrClosed,
+		},
+		{
+			name: "last device disconnected",
+			opts: Options{OnDisconnect: FailOnDisconnect, DisconnectGrace: 30 * time.Second},
+			act: func(t *testing.T, e env) {
+				e.phone.Close()
+				e.laptop.Close()
+				time.Sleep(30 * time.Second)
+			},
+			content: `{"error": "User disconnected before answering"}`, outcome: Disconnected, err: ErrDisconnected,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var ended []Ended
+				opts := tc.opts
+				opts.OnEnd = func(e Ended) { ended = append(ended, e) }
+				d, mt := newTestDispatcher(&opts)
+				defer d.Close()
+				phone, laptop := mt.Connect(session), mt.Connect(session)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				start := time.Now()
+				resCh := dispatchAsync(ctx, d, session, "call-1", oneQuestion)
+
+				_, ask := recv[AskData](t, phone, EventAsk)
+				_, ask2 := recv[AskData](t, laptop, EventAsk)
+				assert.Equal(t, ask, ask2, "every device of the session is asked the same")
+				assert.Equal(t, "call-1", ask.RequestID, "the tool-call id is the request id")
+				wantTimeout := tc.opts.Timeout
+				if wantTimeout == 0 {
+					wantTimeout = DefaultTimeout
+				}
+				assert.True(t, ask.ExpiresAt.Equal(start.Add(wantTimeout)), "expiresAt %v", ask.ExpiresAt)
+				assert.True(t, d.Waiting(session))
+				assert.Equal(t, []AskData{ask}, d.Pending(session))
+
+				tc.act(t, env{d: d, mt: mt, phone: phone, laptop: laptop, cancel: cancel, id: ask.RequestID})
+				res := <-resCh
+
+				assert.Equal(t, tc.content, res.Content)
+				assert.Equal(t, tc.outcome, res.Outcome)
+				assert.Equal(t, "call-1", res.RequestID)
+				if tc.err == nil {
+					assert.NoError(t, res.Err)
+					assert.False(t, res.IsError())
+					assert.NoError(t, validateOutput([]byte(res.Content)))
+				} else {
+					assert.ErrorIs(t, res.Err, tc.err)
+					assert.True(t, res.IsError())
+				}
+				assert.False(t, d.Waiting(session))
+				assert.Empty(t, d.Pending(session))
+				assert.Equal(t, 0, d.reg.Len())
+				if tc.outcome != Disconnected { // disconnected devices hear nothing more
+					for _, dev := range []*MemoryDevice{phone, laptop} {
+						_, resolved := recv[ResolvedData](t, dev, EventResolved)
+						assert.Equal(t, ResolvedData{RequestID: "call-1", Outcome: tc.outcome}, resolved)
+					}
+				}
+				require.Len(t, ended, 1, "OnEnd runs once")
+				assert.Equal(t, tc.outcome, ended[0].Outcome)
+				assert.Equal(t, session, ended[0].Session)
+			})
+		})
+	}
+}
+
+// failingTransport fails every Send: the question cannot be delivered.
+type failingTransport struct{ sends atomic.Int32 }
+
+func (f *failingTransport) Send(context.Context, Event) error {
+	f.sends.Add(1)
+	return errors.New("link down")
+}
+
+func TestSendFailureEndsAtOnce(t *testing.T) {
+	ft := &failingTransport{}
+	d := New(ft, nil)
+	defer d.Close()
+	res := d.Dispatch(context.Background(), ToolCall{Session: IntSession(1), Arguments: json.RawMessage(oneQuestion)})
+	assert.Equal(t, ResultSendFailed, res.Content)
+	assert.Equal(t, Undelivered, res.Outcome)
+	assert.ErrorIs(t, res.Err, ErrUndelivered)
+	assert.ErrorContains(t, res.Err, "link down")
+	assert.Equal(t, 0, d.reg.Len())
+	assert.NotEmpty(t, res.RequestID)
+}
+
+func TestNoDevicePolicy(t *testing.T) {
+	session := StringSession("s")
+	d, mt := newTestDispatcher(&Options{NoDevice: FailWithoutDevice})
+	defer d.Close()
+	res := d.Dispatch(context.Background(), ToolCall{Session: session, Arguments: json.RawMessage(oneQuestion)})
+	assert.Equal(t, ResultNoDevice, res.Content)
+	assert.Equal(t, Undelivered, res.Outcome)
+	assert.ErrorIs(t, res.Err, ErrUndelivered)
+
+	// With a device connected, the same policy asks.
+	synctest.Test(t, func(t *testing.T) {
+		d, mt := newTestDispatcher(&Options{NoDevice: FailWithoutDevice})
+		defer d.Close()
+		dev := mt.Connect(session)
+		resCh := dispatchAsync(context.Background(), d, session, "", oneQuestion)
+		_, ask := recv[AskData](t, dev, EventAsk)
+		require.NoError(t, dev.Send(context.Background(), answerEvent(session, ask.RequestID, "Vue")))
+		assert.Equal(t, Answered, (<-resCh).Outcome)
+	})
+
+	// The default waits for a device that connects later, and shows it the question.
+	synctest.Test(t, func(t *testing.T) {
+		d, mt := newTestDispatcher(nil)
+		defer d.Close()
+		resCh := dispatchAsync(context.Background(), d, session, "", oneQuestion)
+		synctest.Wait()
+		late := mt.Connect(session)
+		_, ask := recv[AskData](t, late, EventAsk)
+		require.NoError(t, late.Send(context.Background(), answerEvent(session, ask.RequestID, "Vue")))
+		assert.Equal(t, Answered, (<-resCh).Outcome)
+	})
+	_ = mt
+}
+
+func TestInvalidArgumentsBotherNoDevice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var ended []Ended
+		d, mt := newTestDispatcher(&Options{OnEnd: func(e Ended) { ended = append(ended, e) }, OnAsk: func(Asked) { t.Error("OnAsk for an invalid call") }})
+		defer d.Close()
+		dev := mt.Connect(IntSession(1))
+		res := d.Dispatch(context.Background(), ToolCall{Session: IntSession(1), ID: "c1", Arguments: json.RawMessage(`{"questions":[]}`)})
+		assert.Equal(t, Invalid, res.Outcome)
+		assert.Equal(t, []string{"questions: must have 1 to 4 questions, got 0"}, res.Problems)
+		assert.Equal(t, `{"error": "Invalid arguments for ask_user_questions; fix every problem listed and call the tool again", "problems": ["questions: must have 1 to 4 questions, got 0"]}`, res.Content)
+		assert.True(t, json.Valid([]byte(res.Content)))
+		assert.ErrorIs(t, res.Err, ErrInvalidArguments)
+		require.Len(t, ended, 1)
+		assert.Equal(t, Invalid, ended[0].Outcome)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := dev.Recv(ctx)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "no event reached the device")
+	})
+}
+
+func TestRefusedAnswerKeepsQuestionOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		session := IntSession(7)
+		d, mt := newTestDispatcher(nil)
+		defer d.Close()
+		phone, laptop := mt.Connect(session), mt.Connect(session)
+		resCh := dispatchAsync(context.Background(), d, session, "", oneQuestion)
+		_, ask := recv[AskData](t, phone, EventAsk)
+		recv[AskData](t, laptop, EventAsk)
+
+		err := phone.Send(context.Background(), answerEvent(session, ask.RequestID, "Angular"))
+		var ae *AnswerError
+		require.ErrorAs(t, err, &ae)
+		assert.Equal(t, ask.RequestID, ae.RequestID)
+		_, refusal := recv[ErrorData](t, phone, EventError)
+		assert.Equal(t, CodeInvalidAnswer, refusal.Code)
+		assert.Equal(t, ask.RequestID, refusal.RequestID)
+		assert.Equal(t, []string{`answers[0].selectedLabels[0]: "Angular" is not an option of this question`}, refusal.Problems)
+		assert.True(t, d.Waiting(session), "the question stays open")
+
+		require.NoError(t, laptop.Send(context.Background(), answerEvent(session, ask.RequestID, "Vue")))
+		res := <-resCh
+		assert.Equal(t, []string{"Vue"}, res.Answers[0].SelectedLabels)
+		// The phone was told the refusal only; both devices hear the end.
+		recv[ResolvedData](t, phone, EventResolved)
+		recv[ResolvedData](t, laptop, EventResolved)
+	})
+}
+
+// TestTwoDevicesAnswerAtOnce races two devices' answers for real, many times: exactly one
+// wins, the model gets that one, and the other is told it lost.
+func TestTwoDevicesAnswerAtOnce(t *testing.T) {
+	checkNoLeak(t)
+	session := StringSession("race")
+	d, mt := newTestDispatcher(nil)
+	defer d.Close()
+	a, b := mt.Connect(session), mt.Connect(session)
+	for i := range 200 {
+		id := fmt.Sprintf("q%d", i)
+		resCh := dispatchAsync(context.Background(), d, session, id, oneQuestion)
+		recv[AskData](t, a, EventAsk)
+		recv[AskData](t, b, EventAsk)
+		var errA, errB error
+		var wg sync.WaitGroup
+		wg.Go(func() { errA = a.Send(context.Background(), answerEvent(session, id, "Vue")) })
+		wg.Go(func() { errB = b.Send(context.Background(), answerEvent(session, id, "React")) })
+		wg.Wait()
+		res := <-resCh
+		require.True(t, (errA == nil) != (errB == nil), "exactly one wins: %v / %v", errA, errB)
+		winner := "Vue"
+		loser := b
+		if errA != nil {
+			winner, loser = "React", a
+			assert.ErrorIs(t, errA, ErrNotPending)
+		} else {
+			assert.ErrorIs(t, errB, ErrNotPending)
+		}
+		assert.Equal(t, []string{winner}, res.Answers[0].SelectedLabels, "the model gets the first valid answer")
+		// The loser hears its refusal (not_pending) and the resolution, in either order.
+		seen := map[string]bool{}
+		for range 2 {
+			ev, err := loser.Recv(context.Background())
+			require.NoError(t, err)
+			seen[ev.Type] = true
+		}
+		assert.True(t, seen[EventError] && seen[EventResolved], "%v", seen)
+		other := a
+		if loser == a {
+			other = b
+		}
+		recv[ResolvedData](t, other, EventResolved)
+	}
+	assert.Equal(t, 0, d.reg.Len())
+}
+
+// TestAnswerRacesEnds races a valid answer against each other end, for real, and checks
+// that whichever happened first is what everyone sees.
+func TestAnswerRacesEnds(t *testing.T) {
+	checkNoLeak(t)
+	session := IntSession(9)
+	for _, rival := range []string{"timeout", "cancel", "caller", "decline", "close"} {
+		t.Run(rival, func(t *testing.T) {
+			wins := map[Outcome]int{}
+			for i := range 100 {
+				opts := &Options{Timeout: time.Hour}
+				if rival == "timeout" {
+					opts.Timeout = time.Duration(i%5) * 50 * time.Microsecond
+					if opts.Timeout == 0 {
+						opts.Timeout = time.Nanosecond
+					}
+				}
+				d, mt := newTestDispatcher(opts)
+				dev := mt.Connect(session)
+				ctx, cancel := context.WithCancel(context.Background())
+				id := fmt.Sprintf("r%d", i)
+				resCh := dispatchAsync(ctx, d, session, id, oneQuestion)
+				ev, err := dev.Recv(context.Background())
+				require.NoError(t, err)
+				require.Equal(t, EventAsk, ev.Type)
+				var answerErr error
+				var wg sync.WaitGroup
+				wg.Go(func() { answerErr = d.HandleEvent(context.Background(), answerEvent(session, id, "Vue")) })
+				wg.Go(func() {
+					switch rival {
+					case "cancel":
+						d.CancelSession(session)
+					case "caller":
+						cancel()
+					case "decline":
+						_ = d.HandleEvent(context.Background(), declineEvent(session, id))
+					case "close":
+						_ = d.Close()
+					}
+				})
+				wg.Wait()
+				res := <-resCh
+				wins[res.Outcome]++
+				if answerErr == nil {
+					assert.Equal(t, Answered, res.Outcome, "the accepted answer is the result")
+				} else {
+					assert.ErrorIs(t, answerErr, ErrNotPending)
+					assert.NotEqual(t, Answered, res.Outcome)
+				}
+				// Every device hears the same end the model got.
+				for {
+					ev, err := dev.Recv(context.Background())
+					require.NoError(t, err)
+					if ev.Type == EventResolved {
+						var r ResolvedData
+						require.NoError(t, json.Unmarshal(ev.Data, &r))
+						assert.Equal(t, res.Outcome, r.Outcome)
+						break
+					}
+				}
+				assert.Equal(t, 0, d.reg.Len())
+				cancel()
+				d.Close()
+			}
+			t.Logf("%s: %v", rival, wins)
+		})
+	}
+}
+
+func TestAnswerForUnknownOrExpiredRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		session := IntSession(1)
+		d, mt := newTestDispatcher(&Options{Timeout: time.Minute})
+		defer d.Close()
+		dev := mt.Connect(session)
+		assert.ErrorIs(t, d.HandleEvent(context.Background(), answerEvent(session, "never-asked", "Vue")), ErrNotPending)
+
+		resCh := dispatchAsync(context.Background(), d, session, "", oneQuestion)
+		_, ask := recv[AskData](t, dev, EventAsk)
+		time.Sleep(time.Minute)
+		assert.Equal(t, TimedOut, (<-resCh).Outcome)
+		err := dev.Send(context.Background(), answerEvent(session, ask.RequestID, "Vue"))
+		assert.ErrorIs(t, err, ErrNotPending, "an answer after the timeout is refused")
+		// The same request id from another session is unknown too.
+		resCh = dispatchAsync(context.Background(), d, session, "shared-id", oneQuestion)
+		synctest.Wait()
+		assert.ErrorIs(t, d.HandleEvent(context.Background(), answerEvent(IntSession(2), "shared-id", "Vue")), ErrNotPending)
+		d.CancelSession(session)
+		<-resCh
+	})
+}
+
+func TestParallelQuestionsInOneSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		session := StringSession("one")
+		d, mt := newTestDispatcher(nil)
+		defer d.Close()
+		dev := mt.Connect(session)
+		labels := map[string]string{"a": "Vue", "b": "React", "c": "Vue"}
+		results := map[string]<-chan Result{}
+		for _, id := range []string{"a", "b", "c"} {
+			results[id] = dispatchAsync(context.Background(), d, session, id, oneQuestion)
+			synctest.Wait() // ask in a known order
+		}
+		var order []string
+		for _, p := range d.Pending(session) {
+			order = append(order, p.RequestID)
+		}
+		assert.Equal(t, []string{"a", "b", "c"}, order, "pending questions list oldest first")
+		for range 3 {
+			recv[AskData](t, dev, EventAsk)
+		}
+		// Answer out of order; each call gets its own answer.
+		for _, id := range []string{"b", "c", "a"} {
+			require.NoError(t, dev.Send(context.Background(), answerEvent(session, id, labels[id])))
+			res := <-results[id]
+			assert.Equal(t, id, res.RequestID)
+			assert.Equal(t, []string{labels[id]}, res.Answers[0].SelectedLabels)
+		}
+	})
+}
+
+func TestCancelOneSessionLeavesAnother(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := IntSession(1), IntSession(2)
+		d, mt := newTestDispatcher(nil)
+		defer d.Close()
+		devA, devB := mt.Connect(a), mt.Connect(b)
+		ra1 := dispatchAsync(context.Background(), d, a, "x", oneQuestion)
+		ra2 := dispatchAsync(context.Background(), d, a, "y", oneQuestion)
+		rb := dispatchAsync(context.Background(), d, b, "x", oneQuestion) // same id, other session
+		synctest.Wait()
+		assert.Equal(t, 2, d.CancelSession(a))
+		assert.Equal(t, Cancelled, (<-ra1).Outcome)
+		assert.Equal(t, Cancelled, (<-ra2).Outcome)
+		assert.True(t, d.Waiting(b))
+		assert.False(t, d.Waiting(a))
+		assert.Equal(t, 0, d.CancelSession(a), "cancelling again ends nothing")
+		recv[AskData](t, devB, EventAsk)
+		require.NoError(t, devB.Send(context.Background(), answerEvent(b, "x", "React")))
+		assert.Equal(t, Answered, (<-rb).Outcome)
+		_ = devA
+	})
+}
+
+func TestSameIDWaitsOnSameQuestion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		session := IntSession(5)
+		asks := 0
+		d, mt := newTestDispatcher(&Options{OnAsk: func(Asked) { asks++ }})
+		defer d.Close()
+		dev := mt.Connect(session)
+		first := dispatchAsync(context.Background(), d, session, "tool-call-7", oneQuestion)
+		synctest.Wait()
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		second := dispatchAsync(ctx2, d, session, "tool-call-7", oneQuestion)
+		third := dispatchAsync(context.Background(), d, session, "tool-call-7", oneQuestion)
+		synctest.Wait()
+		assert.Equal(t, 1, asks, "asked once")
+		assert.Len(t, d.Pending(session), 1)
+
+		// A waiter that gives up does not end the question for the others.
+		cancel2()
+		assert.Equal(t, Cancelled, (<-second).Outcome)
+		assert.True(t, d.Waiting(session))
+
+		recv[AskData](t, dev, EventAsk)
+		require.NoError(t, dev.Send(context.Background(), answerEvent(session, "tool-call-7", "Vue")))
+		r1, r3 := <-first, <-third
+		assert.Equal(t, r1.Content, r3.Content)
+		assert.Equal(t, Answered, r3.Outcome)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		ev, err := dev.Recv(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, EventResolved, ev.Type)
+		_, err = dev.Recv(ctx)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "one ask, one resolution")
+	})
+}
+
+func TestReconnectingDeviceSeesPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		session := IntSession(3)
+		d, mt := newTestDispatcher(nil)
+		defer d.Close()
+		dev := mt.Connect(session)
+		res1 := dispatchAsync(context.Background(), d, session, "first", oneQuestion)
+		synctest.Wait()
+		res2 := dispatchAsync(context.Background(), d, session, "second", oneQuestion)
+		synctest.Wait()
+		dev.Close() // keep waiting, by default
+		synctest.Wait()
+		assert.True(t, d.Waiting(session))
+		again := mt.Connect(session)
+		_, a1 := recv[AskData](t, again, EventAsk)
+		_, a2 := recv[AskData](t, again, EventAsk)
+		assert.Equal(t, []string{"first", "second"}, []string{a1.RequestID, a2.RequestID})
+		require.NoError(t, again.Send(context.Background(), answerEvent(session, "second", "Vue")))
+		require.NoError(t, again.Send(context.Background(), declineEvent(session, "first")))
+		assert.Equal(t, Answered, (<-res2).Outcome)
+		assert.Equal(t, Declined, (<-res1).Outcome)
+	})
+}
+
+func TestDisconnectGraceAllowsReconnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		session := IntSession(4)
+		d, mt := newTestDispatcher(&Options{OnDisconnect: FailOnDisconnect, DisconnectGrace: 10 * time.Second})
+		defer d.Close()
+		dev := mt.Connect(session)
+		resCh := dispatchAsync(context.Background(), d, session, "q", oneQuestion)
+		recv[AskData](t, dev, EventAsk)
+		dev.Close()
+		time.Sleep(5 * time.Second)
+		back := mt.Connect(session) // back within the grace period
+		time.Sleep(10 * time.Second)
+		assert.True(t, d.Waiting(session), "a device came back: keep waiting")
+		recv[AskData](t, back, EventAsk)
+		back.Close()
+		time.Sleep(10 * time.Second)
+		res := <-resCh
+		assert.Equal(t, Disconnected, res.Outcome)
+		assert.Equal(t, ResultDisconnected, res.Content)
+	})
+
+	// Without a grace period the end is immediate.
+	synctest.Test(t, func(t *testing.T) {
+		session := IntSession(4)
+		d, mt := newTestDispatcher(&Options{OnDisconnect: FailOnDisconnect})
+		defer d.Close()
+		dev := mt.Connect(session)
+		resCh := dispatchAsync(context.Background(), d, session, "q", oneQuestion)
+		recv[AskData](t, dev, EventAsk)
+		dev.Close()
+		assert.Equal(t, Disconnected, (<-resCh).Outcome)
+	})
+}
+
+func TestDispatchAfterClose(t *testing.T) {
+	var ended []Ended
+	d, _ := newTestDispatcher(&Options{OnEnd: func(e Ended) { ended = append(ended, e) }})
+	require.NoError(t, d.Close())
+	require.NoError(t, d.Close(), "Close may be called twice")
+	res := d.Dispatch(context.Background(), ToolCall{Session: IntSession(1), Arguments: json.RawMessage(oneQuestion)})
+	assert.Equal(t, Shutdown, res.Outcome)
+	assert.Equal(t, ResultShutdown, res.Content)
+	assert.ErrorIs(t, res.Err, ErrClosed)
+	require.Len(t, ended, 1)
+}
+
+func TestAskValidatesGoRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		session := IntSession(8)
+		d, mt := newTestDispatcher(nil)
+		defer d.Close()
+		dev := mt.Connect(session)
+		res := d.Ask(context.Background(), session, "", &Request{Questions: []Question{{Question: "Q?", Header: "H"}}})
+		assert.Equal(t, Invalid, res.Outcome)
+		assert.Contains(t, res.Problems, "questions[0].options: must be an array, not null")
+
+		req := &Request{Questions: []Question{{Question: "Deploy now?", Header: "Deploy", Options: []Option{{Label: "Yes", Description: "Ship it"}, {Label: "No", Description: "Wait"}}}}}
+		ch := make(chan Result, 1)
+		go func() { ch <- d.Ask(context.Background(), session, "", req) }()
+		_, ask := recv[AskData](t, dev, EventAsk)
+		ev, _ := NewEvent(EventResult, session, ResultData{RequestID: ask.RequestID, Answers: []Answer{{Question: "Deploy now?", SelectedLabels: []string{"Yes"}}}})
+		require.NoError(t, dev.Send(context.Background(), ev))
+		assert.Equal(t, []string{"Yes"}, (<-ch).Answers[0].SelectedLabels)
+	})
+}
+
+func TestWrapRoutesOnlyItsTool(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		session := IntSession(1)
+		d, mt := newTestDispatcher(nil)
+		defer d.Close()
+		dev := mt.Connect(session)
+		var passed []ToolCall
+		next := func(ctx context.Context, call ToolCall) (string, error) {
+			passed = append(passed, call)
+			return "ran " + call.Name, nil
+		}
+		tool := d.Wrap(next)
+		out, err := tool(context.Background(), ToolCall{Session: session, Name: "read_file", ID: "c1", Arguments: json.RawMessage(`{"path":"x"}`)})
+		require.NoError(t, err)
+		assert.Equal(t, "ran read_file", out)
+		require.Len(t, passed, 1)
+		assert.JSONEq(t, `{"path":"x"}`, string(passed[0].Arguments), "other tools pass through untouched")
+
+		go func() {
+			_, ask := recv[AskData](t, dev, EventAsk)
+			_ = dev.Send(context.Background(), answerEvent(session, ask.RequestID, "Vue"))
+		}()
+		out, err = tool(context.Background(), ToolCall{Session: session, Name: ToolName, ID: "c2", Arguments: json.RawMessage(oneQuestion)})
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"answers":[{"question":"Which framework?","selectedLabels":["Vue"],"customInput":null}]}`, out)
+		assert.Len(t, passed, 1, "ask_user_questions never reaches the host's dispatcher")
+
+		_, err = d.Wrap(nil)(context.Background(), ToolCall{Name: "other"})
+		assert.ErrorContains(t, err, `no dispatcher for tool "other"`)
+	})
+}
+
+func TestHooks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		session := IntSession(1)
+		var asked []Asked
+		var ended []Ended
+		d, mt := newTestDispatcher(&Options{
+			Timeout:      time.Minute,
+			NewRequestID: func() string { return "fixed" },
+			OnAsk:        func(a Asked) { asked = append(asked, a) },
+			OnEnd:        func(e Ended) { ended = append(ended, e) },
+		})
+		defer d.Close()
+		dev := mt.Connect(session)
+		resCh := dispatchAsync(context.Background(), d, session, "", oneQuestion)
+		recv[AskData](t, dev, EventAsk)
+		time.Sleep(20 * time.Second)
+		require.NoError(t, dev.Send(context.Background(), answerEvent(session, "fixed", "Vue")))
+		<-resCh
+		require.Len(t, asked, 1)
+		assert.Equal(t, Asked{Session: session, RequestID: "fixed", Questions: 1, ExpiresAt: asked[0].ExpiresAt}, asked[0])
+		require.Len(t, ended, 1)
+		assert.Equal(t, Ended{Session: session, RequestID: "fixed", Outcome: Answered, Waited: 20 * time.Second}, ended[0])
+	})
+}
+
+func TestDefaultRequestIDsAreRandomUUIDs(t *testing.T) {
+	d, _ := newTestDispatcher(&Options{NoDevice: FailWithoutDevice})
+	defer d.Close()
+	seen := map[string]bool{}
+	for range 100 {
+		res := d.Dispatch(context.Background(), ToolCall{Session: IntSession(1), Arguments: json.RawMessage(oneQuestion)})
+		require.Len(t, res.RequestID, 36)
+		assert.Equal(t, byte('4'), res.RequestID[14], "version 4 UUID: %s", res.RequestID)
+		assert.False(t, seen[res.RequestID])
+		seen[res.RequestID] = true
+	}
+}
+
+func TestRegistryWaitWithoutExpiryAndLen(t *testing.T) {
+	r := NewRegistry(0)
+	req := mustParse(t, oneQuestion)
+	e, created, err := r.Register(IntSession(1), "x", req, noExpiry)
+	require.NoError(t, err)
+	require.True(t, created)
+	assert.Equal(t, IntSession(1), e.Session())
+	assert.Equal(t, "x", e.RequestID())
+	assert.Same(t, req, e.Request())
+	done := make(chan Resolution)
+	go func() { done <- r.Wait(context.Background(), e) }()
+	require.NoError(t, r.Answer(IntSession(1), "x", []Answer{{Question: "Which framework?", CustomInput: ptr("Svelte")}}))
+	res := <-done
+	assert.Equal(t, Answered, res.Outcome)
+	assert.Equal(t, []string{}, res.Answers[0].SelectedLabels, "never nil")
+	<-e.Done()
+	assert.Equal(t, res, r.Wait(context.Background(), e), "waiting on an ended entry returns its end")
+	assert.False(t, r.End(e, Resolution{Outcome: TimedOut}), "first end wins")
+	r.Close()
+	_, _, err = r.Register(IntSession(1), "y", req, noExpiry)
+	assert.ErrorIs(t, err, ErrClosed)
+}
+
+func ptr[T any](v T) *T { return &v }
