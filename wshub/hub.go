@@ -182,8 +182,13 @@ func (h *Hub) serve(c *Conn) {
 	defer h.wg.Done()
 	defer func() {
 		// Deferred so that a panicking OnEvent or OnConnect still releases everything.
-		c.cancel()
+		// Ending ctx ends any write in progress by closing the connection, so when a close
+		// handshake is under way the writer is left to finish it (within WriteTimeout).
+		if !c.closing() {
+			c.cancel()
+		}
 		c.loops.Wait()
+		c.cancel()
 		_ = c.ws.CloseNow()
 		c.dead.Store(true)
 		h.leave(c)
