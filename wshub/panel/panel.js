@@ -907,30 +907,23 @@
       tick();
     }
 
+    // errorFor shows a refusal in the panel of the question it names. One that names no
+    // question is not about an answer (the panel always names its question) and is left to
+    // the host page's listeners.
     function errorFor(data) {
       data = data || {};
       var p = typeof data.requestId === "string" ? panels.get(data.requestId) : null;
-      var targets = [];
-      if (p) {
-        targets.push(p);
-      } else if (!data.requestId) {
-        // An error that names no question answers whatever was just sent.
-        panels.forEach(function (q) {
-          if (q.sending) {
-            targets.push(q);
-          }
-        });
+      if (!p) {
+        return;
       }
-      targets.forEach(function (q) {
-        setSending(q, false);
-        if (data.code === "not_pending") {
-          q.gone = true;
-          showError(q, S.gone);
-          refresh(q);
-          return;
-        }
-        showError(q, str(data.message) || str(data.code), data.problems);
-      });
+      setSending(p, false);
+      if (data.code === "not_pending") {
+        p.gone = true;
+        showError(p, S.gone);
+        refresh(p);
+        return;
+      }
+      showError(p, str(data.message) || str(data.code), data.problems);
     }
 
     function handle(ev) {

@@ -1,0 +1,81 @@
+// Command web is the askuser demo: a chat page where a scripted agent asks its questions
+// through a real askuser.Dispatcher, a WebSocket hub (wshub) carries them to every open
+// tab of the session, and the browser panel (wshub/panel) shows them.
+//
+//	go run ./examples/web                 # then open http://127.0.0.1:8080/
+//	go run ./examples/web -addr 127.0.0.1:0 -timeout 1m
+//
+// It prints "listening on http://HOST:PORT/" once it accepts connections. The page
+// explains its commands (/help). It lets anyone act for any session named in the URL:
+// it is a demo, not a deployment.
+package main
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/internal/demo"
+)
+
+//go:embed index.html app.js app.css
+var page embed.FS
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
+	timeout := flag.Duration("timeout", askuser.DefaultTimeout, "how long each question waits for an answer")
+	csp := flag.Bool("csp", true, "serve the page with a strict Content-Security-Policy")
+	verbose := flag.Bool("v", false, "log connections")
+	flag.Parse()
+	if err := run(*addr, *timeout, *csp, *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "web:", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr string, timeout time.Duration, csp, verbose bool) error {
+	var logger *slog.Logger
+	if verbose {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	srv, err := demo.New(&demo.Options{Page: page, Timeout: timeout, NoCSP: !csp, Logger: logger})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	fmt.Printf("listening on http://%s/\n", ln.Addr())
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	select {
+	case err := <-served:
+		_ = srv.Close()
+		return err
+	case <-ctx.Done():
+	}
+	// WebSocket connections are hijacked, so Shutdown does not see them: close the demo
+	// (its runs, questions and connections) first, then the HTTP server.
+	_ = srv.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,362 @@
+package demo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/askuser-go/askuser"
+)
+
+// Limits of one session's agent.
+const (
+	// maxQueue bounds the messages waiting for the current run to end.
+	maxQueue = 20
+	// maxHistory bounds the events kept to replay to a device that connects.
+	maxHistory = 300
+	// maxMessageBytes bounds a message: enough for /ask with the largest valid arguments.
+	maxMessageBytes = askuser.MaxArgumentsBytes + 1024
+)
+
+// asker is what the agent needs of an [askuser.Dispatcher].
+type asker interface {
+	Dispatch(ctx context.Context, call askuser.ToolCall) askuser.Result
+	Waiting(session askuser.SessionID) bool
+	CancelSession(session askuser.SessionID) int
+}
+
+// agent is the scripted, deterministic "model" of one session. A message starts a run
+// when none is going; a message that arrives during a run (typically while the run waits
+// for the person's answer, §6.5) is queued and starts the next run once this one ends.
+// Everything it does is published to the session's devices as events, and kept to replay
+// to a device that connects later.
+type agent struct {
+	session askuser.SessionID
+	tools   asker
+	// send delivers an event to every device of the session; it must not block for long.
+	send func(askuser.Event) error
+	// newCallID makes the id of each tool call, as a model would; it becomes the requestId.
+	newCallID func() string
+	// parent ends every run when the server shuts down; spawn runs a run's goroutine, or
+	// reports false when the server is shutting down.
+	parent context.Context
+	spawn  func(func()) bool
+
+	mu      sync.Mutex
+	running bool
+	queue   []string
+	stop    context.CancelFunc // cancels the current run
+	used    time.Time          // last activity, to evict idle sessions
+
+	pub     sync.Mutex // orders publishing: seq, history and the sends follow one order
+	seq     int64
+	history []askuser.Event
+}
+
+func newAgent(parent context.Context, spawn func(func()) bool, session askuser.SessionID, tools asker, send func(askuser.Event) error) *agent {
+	return &agent{
+		session:   session,
+		tools:     tools,
+		send:      send,
+		newCallID: newCallID,
+		parent:    parent,
+		spawn:     spawn,
+		used:      time.Now(),
+	}
+}
+
+// newCallID returns an unguessable tool-call id, like the ids models give their calls:
+// a device that knows a requestId of its session can answer it.
+func newCallID() string {
+	return "call_" + rand.Text()
+}
+
+// publish sends an event of the given type to the session's devices and records it.
+// Each event's data carries a "seq", increasing per session, so that a device can tell
+// the replayed history from live events.
+func (a *agent) publish(typ string, data map[string]any) {
+	a.pub.Lock()
+	defer a.pub.Unlock()
+	a.seq++
+	data["seq"] = a.seq
+	ev, err := askuser.NewEvent(typ, a.session, data)
+	if err != nil {
+		return // every value published here encodes
+	}
+	a.history = append(a.history, ev)
+	if len(a.history) > maxHistory {
+		a.history = append(a.history[:0:0], a.history[len(a.history)-maxHistory:]...)
+	}
+	_ = a.send(ev) // no device now is fine: one that connects gets the history
+}
+
+// replay sends one device, through send, every event kept so far as one EventHistory.
+// It holds the publishing lock meanwhile, so that the history and the live events that
+// follow it reach the device in order; the status events in it tell the current state.
+func (a *agent) replay(send func(askuser.Event) error) error {
+	a.pub.Lock()
+	defer a.pub.Unlock()
+	events := a.history
+	if events == nil {
+		events = []askuser.Event{}
+	}
+	ev, err := askuser.NewEvent(EventHistory, a.session, map[string]any{"events": events})
+	if err != nil {
+		return err
+	}
+	return send(ev)
+}
+
+func (a *agent) say(text string) {
+	a.publish(EventAgentMessage, map[string]any{"text": text})
+}
+
+// status returns the agent's state: "idle", "running", or "waiting" (for the person), and
+// how many messages are queued.
+func (a *agent) status() (string, int) {
+	a.mu.Lock()
+	running, queued := a.running, len(a.queue)
+	a.mu.Unlock()
+	switch {
+	case !running:
+		return "idle", queued
+	case a.tools.Waiting(a.session):
+		return "waiting", queued
+	}
+	return "running", queued
+}
+
+func (a *agent) publishStatus(state string, queued int) {
+	a.publish(EventStatus, map[string]any{"state": state, "queued": queued})
+}
+
+// message takes a message from the person: it starts a run, or queues the message while
+// one is going.
+func (a *agent) message(text string) error {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return fmt.Errorf("%w: empty message", askuser.ErrMalformedEvent)
+	}
+	if len(text) > maxMessageBytes {
+		return fmt.Errorf("%w: message longer than %d bytes", askuser.ErrMalformedEvent, maxMessageBytes)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.used = time.Now()
+	if a.parent.Err() != nil {
+		return askuser.ErrClosed
+	}
+	if a.running {
+		if len(a.queue) >= maxQueue {
+			return fmt.Errorf("demo: %d messages are already queued; wait for the agent", maxQueue)
+		}
+		a.queue = append(a.queue, text)
+		a.publish(EventUserMessage, map[string]any{"text": text, "queued": true})
+		// Waiting tells why it is queued: the agent waits for the person's answer (§6.5).
+		state := "running"
+		if a.tools.Waiting(a.session) {
+			state = "waiting"
+		}
+		a.publishStatus(state, len(a.queue))
+		return nil
+	}
+	a.publish(EventUserMessage, map[string]any{"text": text, "queued": false})
+	ctx, stop := context.WithCancel(a.parent)
+	a.running = true
+	a.stop = stop
+	// The run starts with a.mu held here, so it sees itself running.
+	if !a.spawn(func() { a.loop(ctx, text) }) {
+		a.running = false
+		a.stop = nil
+		stop()
+		return askuser.ErrClosed
+	}
+	return nil
+}
+
+// cancel stops the current run, ends the session's pending questions, and drops the
+// queued messages.
+func (a *agent) cancel() {
+	a.mu.Lock()
+	a.used = time.Now()
+	dropped := len(a.queue)
+	a.queue = nil
+	stop, running := a.stop, a.running
+	a.stop = nil
+	a.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	// The run's waiting call ends as cancelled either way; CancelSession also ends any
+	// question of the session asked by someone else than this run.
+	ended := a.tools.CancelSession(a.session)
+	switch {
+	case !running && ended == 0:
+		a.say("Nothing to cancel.")
+	case dropped > 0:
+		a.say(fmt.Sprintf("Cancelled. %d queued message(s) dropped.", dropped))
+	}
+}
+
+// loop runs text, then each queued message in turn, until the queue is empty.
+func (a *agent) loop(ctx context.Context, text string) {
+	for {
+		a.run(ctx, text)
+		a.mu.Lock()
+		a.used = time.Now()
+		if len(a.queue) == 0 || a.parent.Err() != nil {
+			a.running = false
+			if a.stop != nil {
+				a.stop()
+				a.stop = nil
+			}
+			a.publishStatus("idle", 0)
+			a.mu.Unlock()
+			return
+		}
+		if ctx.Err() != nil {
+			// Cancelled, and messages came after the cancel: they get a fresh run.
+			var stop context.CancelFunc
+			ctx, stop = context.WithCancel(a.parent)
+			a.stop = stop
+		}
+		text = a.queue[0]
+		a.queue = a.queue[1:]
+		a.mu.Unlock()
+		a.say(fmt.Sprintf("Now reading the message you sent while I was busy: %q", text))
+	}
+}
+
+// run carries out the plan for one message.
+func (a *agent) run(ctx context.Context, text string) {
+	p := planFor(text)
+	_, queued := a.status()
+	a.publishStatus("running", queued)
+	if p.intro != "" {
+		a.say(p.intro)
+	}
+	var notes []string
+	for _, s := range p.steps {
+		if ctx.Err() != nil {
+			a.say("Run cancelled.")
+			return
+		}
+		if s.say != "" {
+			a.say(s.say)
+		}
+		res, args := a.call(ctx, s.arguments)
+		note, goOn := a.react(res, args)
+		if note != "" {
+			notes = append(notes, note)
+		}
+		if !goOn {
+			return
+		}
+	}
+	if p.outro && len(notes) > 0 {
+		a.say("Thanks! Here is the plan:\n" + strings.Join(notes, "\n"))
+	}
+}
+
+// call makes one ask_user_questions call through the dispatcher, publishing the call
+// and its result as a transcript would show them.
+func (a *agent) call(ctx context.Context, arguments json.RawMessage) (askuser.Result, *askuser.Request) {
+	id := a.newCallID()
+	var shown any = arguments
+	if !json.Valid(arguments) {
+		shown = string(arguments) // what the "model" wrote, even when it is not JSON
+	}
+	a.publish(EventToolCall, map[string]any{
+		"requestId": id,
+		"name":      askuser.ToolName,
+		"arguments": shown,
+	})
+	_, queued := a.status()
+	a.publishStatus("waiting", queued)
+	res := a.tools.Dispatch(ctx, askuser.ToolCall{
+		Session:   a.session,
+		ID:        id,
+		Name:      askuser.ToolName,
+		Arguments: arguments,
+	})
+	a.publish(EventToolResult, map[string]any{
+		"requestId": id,
+		"content":   res.Content,
+		"outcome":   res.Outcome.String(),
+		"isError":   res.IsError(),
+		"summary":   res.Summary("en"),
+	})
+	_, queued = a.status()
+	a.publishStatus("running", queued)
+	req, _ := askuser.ParseArguments(arguments)
+	return res, req
+}
+
+// react is the scripted agent's reading of a tool result: a note for the final plan, and
+// whether to go on.
+func (a *agent) react(res askuser.Result, req *askuser.Request) (string, bool) {
+	switch res.Outcome {
+	case askuser.Answered:
+		note := describeAnswers(res.Answers, req)
+		a.say("Noted: " + note + ".")
+		return note, true
+	case askuser.Declined:
+		a.say("You would rather not answer that; I will go with my recommendation.")
+		return headersOf(req) + ": my recommendation (you declined)", true
+	case askuser.TimedOut:
+		a.say("No answer in time; I will go with my recommendation.")
+		return headersOf(req) + ": my recommendation (no answer in time)", true
+	case askuser.Invalid:
+		a.say("My call was invalid, so nobody was asked:\n- " + strings.Join(res.Problems, "\n- "))
+	case askuser.Cancelled:
+		a.say("Run cancelled.")
+	default:
+		a.say("Stopping: " + res.Content)
+	}
+	return "", false
+}
+
+// describeAnswers renders answers as "Header → choice, choice; Header → Other: text".
+func describeAnswers(answers []askuser.Answer, req *askuser.Request) string {
+	headers := make(map[string]string)
+	if req != nil {
+		for _, q := range req.Questions {
+			headers[q.Question] = q.Header
+		}
+	}
+	parts := make([]string, 0, len(answers))
+	for _, ans := range answers {
+		choices := append([]string(nil), ans.SelectedLabels...)
+		if ans.CustomInput != nil {
+			choices = append(choices, fmt.Sprintf("Other: %q", *ans.CustomInput))
+		}
+		name := headers[ans.Question]
+		if name == "" {
+			name = ans.Question
+		}
+		parts = append(parts, name+" → "+strings.Join(choices, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func headersOf(req *askuser.Request) string {
+	if req == nil {
+		return "?"
+	}
+	hs := make([]string, 0, len(req.Questions))
+	for _, q := range req.Questions {
+		hs = append(hs, q.Header)
+	}
+	return strings.Join(hs, ", ")
+}
+
+// idleSince reports whether the agent has no run and when it was last used.
+func (a *agent) idleSince() (bool, time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return !a.running, a.used
+}
