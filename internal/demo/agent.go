@@ -188,17 +188,18 @@ func (a *agent) cancel() {
 	stop, running := a.stop, a.running
 	a.stop = nil
 	a.mu.Unlock()
+	if running && dropped > 0 {
+		// Said before stopping, so that it comes before the run's own last words.
+		a.say(fmt.Sprintf("Cancelling; %d queued message(s) dropped.", dropped))
+	}
 	if stop != nil {
 		stop()
 	}
 	// The run's waiting call ends as cancelled either way; CancelSession also ends any
 	// question of the session asked by someone else than this run.
 	ended := a.tools.CancelSession(a.session)
-	switch {
-	case !running && ended == 0:
+	if !running && ended == 0 {
 		a.say("Nothing to cancel.")
-	case dropped > 0:
-		a.say(fmt.Sprintf("Cancelled. %d queued message(s) dropped.", dropped))
 	}
 }
 
