@@ -29,7 +29,10 @@ type Conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	dead   atomic.Bool // dropped or ended: deliver nothing more
+	// dropErr says why the hub dropped the connection; set once, before dead.
+	dropErr error
 
+	dropOnce    sync.Once
 	closeOnce   sync.Once
 	closeReq    chan struct{} // closed when a close handshake is wanted
 	closeCode   websocket.StatusCode
@@ -85,18 +88,22 @@ func (c *Conn) enqueue(b []byte) bool {
 	case c.out <- b:
 		return true
 	default:
-		c.drop()
+		c.drop(errQueueFull)
 		return false
 	}
 }
 
+// errQueueFull drops a connection that reads too slowly to keep up.
+var errQueueFull = errors.New("wshub: outbound queue full")
+
 // drop cuts the connection off at once, without a close handshake: its peer is too slow
-// or gone, and waiting on it is what must not happen.
-func (c *Conn) drop() {
-	if c.dead.Swap(true) {
-		return
-	}
-	c.kill()
+// or gone, and waiting on it is what must not happen. The first reason is kept.
+func (c *Conn) drop(reason error) {
+	c.dropOnce.Do(func() {
+		c.dropErr = reason
+		c.dead.Store(true)
+		c.kill()
+	})
 }
 
 // kill closes the network connection under the websocket library, which fails every
@@ -146,7 +153,7 @@ func (c *Conn) writeLoop() {
 			err := c.ws.Write(ctx, websocket.MessageText, b)
 			cancel()
 			if err != nil {
-				c.drop()
+				c.drop(fmt.Errorf("wshub: write: %w", err))
 				return
 			}
 		case <-c.closeReq:
@@ -180,7 +187,7 @@ func (c *Conn) pingLoop(interval time.Duration) {
 			if err != nil {
 				// A ping that fails because a close handshake began must not cut it short.
 				if !c.closing() {
-					c.drop()
+					c.drop(fmt.Errorf("wshub: keepalive: %w", err))
 				}
 				return
 			}

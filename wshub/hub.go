@@ -75,8 +75,11 @@ type Options struct {
 	// such events are refused with the unsupported_event code.
 	//
 	// OnEvent is called by the connection's read loop, one event at a time per
-	// connection and concurrently across connections; the connection reads nothing
-	// else meanwhile. Its context ends when the connection does.
+	// connection and concurrently across connections, and the connection reads nothing
+	// else until it returns: it must return quickly. Start long work, such as an agent
+	// turn that may ask a question, in its own goroutine; waiting in OnEvent for an
+	// answer from the same device would wait forever. Its context ends when the
+	// connection does.
 	OnEvent func(ctx context.Context, c *Conn, ev askuser.Event) error
 
 	// OnConnect, when set, is called once a connection has joined its sessions and been
@@ -84,7 +87,9 @@ type Options struct {
 	OnConnect func(c *Conn)
 
 	// OnDisconnect, when set, is called once a connection has gone and left its sessions,
-	// with the reason it ended (often a [websocket.CloseError]; never nil).
+	// with the reason it ended, for logging: the peer's close (see
+	// [websocket.CloseStatus]), a read error, or why the hub dropped it (a full queue, a
+	// write or keepalive that timed out, a flood). Never nil.
 	OnDisconnect func(c *Conn, err error)
 }
 
@@ -149,11 +154,15 @@ func (h *Hub) Bind(in askuser.Inbound) {
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	ready := h.in != nil && !h.closed
+	if ready {
+		h.wg.Add(1) // under the lock, so never after Close has begun to wait
+	}
 	h.mu.Unlock()
 	if !ready {
 		http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
 		return
 	}
+	defer h.wg.Done()
 	sessions, err := h.opts.Authorize(r)
 	if err != nil || len(sessions) == 0 {
 		// The reason stays on the server: it may say more than the caller should learn.
@@ -179,7 +188,6 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve runs a joined connection until it ends, then removes it.
 func (h *Hub) serve(c *Conn) {
 	var err error
-	defer h.wg.Done()
 	defer func() {
 		// Deferred so that a panicking OnEvent or OnConnect still releases everything.
 		// Ending ctx ends any write in progress by closing the connection, so when a close
@@ -190,9 +198,13 @@ func (h *Hub) serve(c *Conn) {
 		c.loops.Wait()
 		c.cancel()
 		_ = c.ws.CloseNow()
-		c.dead.Store(true)
+		// Through dropOnce, so that no later drop writes dropErr while it is read below.
+		c.dropOnce.Do(func() { c.dead.Store(true) })
 		h.leave(c)
 		if h.opts.OnDisconnect != nil {
+			if c.dropErr != nil {
+				err = c.dropErr
+			}
 			if err == nil {
 				err = ErrConnClosed
 			}
@@ -223,7 +235,6 @@ func (h *Hub) join(c *Conn) bool {
 	if h.closed {
 		return false
 	}
-	h.wg.Add(1)
 	for _, s := range c.sessions {
 		m := h.sessions[s]
 		if m == nil {
@@ -304,7 +315,7 @@ func (h *Hub) Connected(session askuser.SessionID) bool {
 }
 
 // Close closes every connection with [websocket.StatusGoingAway] and waits until each has
-// ended (a peer that does not complete the close handshake within
+// ended, and every request being served has returned (a peer that does not complete the close handshake within
 // [Options.WriteTimeout] is cut off). Later Sends return [askuser.ErrTransportClosed]
 // and later requests get 503. It does not close the Inbound. Close may be called more
 // than once, and concurrently.

@@ -23,22 +23,21 @@ import (
 // hanging it; no test asserts how long anything takes.
 const failsafe = 10 * time.Second
 
-// checkLeaks fails t when goroutines started during the test are still running once its
-// cleanups have run. Register it first so that it runs last.
-func checkLeaks(t *testing.T) {
+// checkLeaks fails t when goroutines of the network, HTTP, WebSocket or askuser code
+// started during the test are still running once its cleanups have run (those of the
+// testing and fuzzing machinery are not counted). Register it first so that it runs last.
+func checkLeaks(t testing.TB) {
 	t.Helper()
-	before := runtime.NumGoroutine()
+	before, _ := liveGoroutines()
 	t.Cleanup(func() {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			n := runtime.NumGoroutine()
+			n, stacks := liveGoroutines()
 			if n <= before {
 				return
 			}
 			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Errorf("goroutine leak: %d goroutines before the test, %d after\n%s", before, n, buf)
+				t.Errorf("goroutine leak: %d before the test, %d after:\n\n%s", before, n, strings.Join(stacks, "\n\n"))
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -46,9 +45,36 @@ func checkLeaks(t *testing.T) {
 	})
 }
 
+// liveGoroutines counts the goroutines whose stacks run code that this package's tests
+// start, and returns those stacks.
+func liveGoroutines() (int, []string) {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var stacks []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "checkLeaks") || strings.Contains(g, "liveGoroutines") {
+			continue // the test's own goroutine
+		}
+		for _, mark := range []string{"askuser", "coder/websocket", "net/http", "internal/poll", "net."} {
+			if strings.Contains(g, mark) {
+				stacks = append(stacks, g)
+				break
+			}
+		}
+	}
+	return len(stacks), stacks
+}
+
 // env is a hub served over real HTTP with a real dispatcher bound to it.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	hub    *wshub.Hub
 	d      *askuser.Dispatcher
 	srv    *httptest.Server
@@ -72,7 +98,7 @@ func authorizeQuery(r *http.Request) ([]askuser.SessionID, error) {
 	return out, nil
 }
 
-func newEnv(t *testing.T, hopts *wshub.Options, dopts *askuser.Options) *env {
+func newEnv(t testing.TB, hopts *wshub.Options, dopts *askuser.Options) *env {
 	t.Helper()
 	checkLeaks(t)
 	e := &env{
@@ -116,7 +142,7 @@ func (e *env) url(query string) string {
 
 // device is a test client: it reads every event into a channel, unless stalled.
 type device struct {
-	t       *testing.T
+	t       testing.TB
 	ws      *websocket.Conn
 	events  chan askuser.Event
 	done    chan struct{}
@@ -299,7 +325,7 @@ func (e *env) waitDisconnect() *wshub.Conn {
 	return nil
 }
 
-func decode[T any](t *testing.T, ev askuser.Event) T {
+func decode[T any](t testing.TB, ev askuser.Event) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(ev.Data, &v); err != nil {
@@ -308,7 +334,7 @@ func decode[T any](t *testing.T, ev askuser.Event) T {
 	return v
 }
 
-func expectError(t *testing.T, ev askuser.Event, code, requestID string) askuser.ErrorData {
+func expectError(t testing.TB, ev askuser.Event, code, requestID string) askuser.ErrorData {
 	t.Helper()
 	data := decode[askuser.ErrorData](t, ev)
 	if data.Code != code || data.RequestID != requestID {
@@ -513,7 +539,8 @@ func TestStalledDeviceIsDropped(t *testing.T) {
 
 	payload := json.RawMessage(`"` + strings.Repeat("p", 64<<10) + `"`)
 	dropped := false
-	for i := 0; i < 4000 && !dropped; i++ {
+	i := 0
+	for ; i < 4000 && !dropped; i++ {
 		// Send never waits for the stalled device; the healthy one gets every event.
 		if err := e.hub.Send(context.Background(), askuser.Event{Type: "bulk", SessionID: s, Data: payload}); err != nil {
 			t.Fatal(err)
@@ -528,6 +555,7 @@ func TestStalledDeviceIsDropped(t *testing.T) {
 	if !dropped {
 		t.Fatal("the stalled device was never dropped")
 	}
+	t.Logf("dropped after %d events", i)
 	if !e.hub.Connected(s) {
 		t.Fatal("the session lost its healthy device")
 	}
@@ -637,37 +665,40 @@ func TestClose(t *testing.T) {
 	}
 }
 
+// badInputs are inbound messages a device may send by mistake or on purpose, each with
+// the error the device must get back. A question "req-1" is pending in session 6.
+var badInputs = []struct {
+	name, msg, code, requestID string
+}{
+	{"not JSON", `hello`, askuser.CodeMalformedEvent, ""},
+	{"array", `[1,2]`, askuser.CodeMalformedEvent, ""},
+	{"null", `null`, askuser.CodeMalformedEvent, ""},
+	{"number", `12`, askuser.CodeMalformedEvent, ""},
+	{"empty object", `{}`, askuser.CodeMalformedEvent, ""},
+	{"unknown field", `{"type":"x","extra":1}`, askuser.CodeMalformedEvent, ""},
+	{"two values", `{"type":"x"}{"type":"y"}`, askuser.CodeMalformedEvent, ""},
+	{"fractional session", `{"type":"ask_user_questions_result","sessionId":6.5}`, askuser.CodeMalformedEvent, ""},
+	{"object session", `{"type":"ask_user_questions_result","sessionId":{"id":6}}`, askuser.CodeMalformedEvent, ""},
+	{"invalid UTF-8", "{\"type\":\"\xff\xfe\"}", askuser.CodeUnsupportedEvent, ""},
+	{"no data", `{"type":"ask_user_questions_result","sessionId":6}`, askuser.CodeMalformedEvent, ""},
+	{"data not an object", `{"type":"ask_user_questions_result","data":[]}`, askuser.CodeMalformedEvent, ""},
+	{"no request id", `{"type":"ask_user_questions_result","data":{"answers":[]}}`, askuser.CodeMalformedEvent, ""},
+	{"unknown request", `{"type":"ask_user_questions_result","data":{"requestId":"nope","answers":[]}}`, askuser.CodeNotPending, "nope"},
+	{"answer and decline", `{"type":"ask_user_questions_result","data":{"requestId":"req-1","declined":true,"answers":[{"question":"q","selectedLabels":[]}]}}`, askuser.CodeMalformedEvent, "req-1"},
+	{"unknown label", `{"type":"ask_user_questions_result","data":{"requestId":"req-1","answers":[{"question":"Deploy to production now?","selectedLabels":["Maybe"],"customInput":null}]}}`, askuser.CodeInvalidAnswer, "req-1"},
+	{"no answers", `{"type":"ask_user_questions_result","data":{"requestId":"req-1"}}`, askuser.CodeInvalidAnswer, "req-1"},
+	{"unsupported type", `{"type":"user_message","data":{"text":"hi"}}`, askuser.CodeUnsupportedEvent, ""},
+	{"huge type", `{"type":"` + strings.Repeat("é", 5000) + `"}`, askuser.CodeUnsupportedEvent, ""},
+	{"foreign session", `{"type":"user_message","sessionId":"other"}`, askuser.CodeForbidden, ""},
+}
+
 func TestBadInput(t *testing.T) {
 	e := newEnv(t, nil, nil)
 	dv := e.dial("6")
 	res := e.ask(askuser.IntSession(6), "req-1")
 	dv.next(askuser.EventAsk)
 
-	tests := []struct {
-		name, msg, code, requestID string
-	}{
-		{"not JSON", `hello`, askuser.CodeMalformedEvent, ""},
-		{"array", `[1,2]`, askuser.CodeMalformedEvent, ""},
-		{"null", `null`, askuser.CodeMalformedEvent, ""},
-		{"number", `12`, askuser.CodeMalformedEvent, ""},
-		{"empty object", `{}`, askuser.CodeMalformedEvent, ""},
-		{"unknown field", `{"type":"x","extra":1}`, askuser.CodeMalformedEvent, ""},
-		{"two values", `{"type":"x"}{"type":"y"}`, askuser.CodeMalformedEvent, ""},
-		{"fractional session", `{"type":"ask_user_questions_result","sessionId":6.5}`, askuser.CodeMalformedEvent, ""},
-		{"object session", `{"type":"ask_user_questions_result","sessionId":{"id":6}}`, askuser.CodeMalformedEvent, ""},
-		{"invalid UTF-8", "{\"type\":\"\xff\xfe\"}", askuser.CodeUnsupportedEvent, ""},
-		{"no data", `{"type":"ask_user_questions_result","sessionId":6}`, askuser.CodeMalformedEvent, ""},
-		{"data not an object", `{"type":"ask_user_questions_result","data":[]}`, askuser.CodeMalformedEvent, ""},
-		{"no request id", `{"type":"ask_user_questions_result","data":{"answers":[]}}`, askuser.CodeMalformedEvent, ""},
-		{"unknown request", `{"type":"ask_user_questions_result","data":{"requestId":"nope","answers":[]}}`, askuser.CodeNotPending, "nope"},
-		{"answer and decline", `{"type":"ask_user_questions_result","data":{"requestId":"req-1","declined":true,"answers":[{"question":"q","selectedLabels":[]}]}}`, askuser.CodeMalformedEvent, "req-1"},
-		{"unknown label", `{"type":"ask_user_questions_result","data":{"requestId":"req-1","answers":[{"question":"Deploy to production now?","selectedLabels":["Maybe"],"customInput":null}]}}`, askuser.CodeInvalidAnswer, "req-1"},
-		{"no answers", `{"type":"ask_user_questions_result","data":{"requestId":"req-1"}}`, askuser.CodeInvalidAnswer, "req-1"},
-		{"unsupported type", `{"type":"user_message","data":{"text":"hi"}}`, askuser.CodeUnsupportedEvent, ""},
-		{"huge type", `{"type":"` + strings.Repeat("é", 5000) + `"}`, askuser.CodeUnsupportedEvent, ""},
-		{"foreign session", `{"type":"user_message","sessionId":"other"}`, askuser.CodeForbidden, ""},
-	}
-	for _, tt := range tests {
+	for _, tt := range badInputs {
 		dv.sendRaw(tt.msg)
 		ev := dv.next(askuser.EventError)
 		data := decode[askuser.ErrorData](t, ev)
@@ -694,6 +725,39 @@ func TestBadInput(t *testing.T) {
 	if r := e.result(res); r.Outcome != askuser.Answered {
 		t.Fatalf("result %+v", r)
 	}
+}
+
+// FuzzInbound sends arbitrary messages through a real connection: each must be answered
+// with exactly one error event (nothing is pending, so nothing can be accepted), and
+// neither the hub nor the connection may fail.
+func FuzzInbound(f *testing.F) {
+	for _, tt := range badInputs {
+		f.Add([]byte(tt.msg))
+	}
+	f.Add([]byte(`{"type":"ask_user_questions_result","sessionId":6,"data":{"requestId":"req-1","answers":[{"question":"Deploy to production now?","selectedLabels":["Yes"],"customInput":null}]}}`))
+	e := newEnv(f, &wshub.Options{MaxMessagesPerSecond: 1 << 30}, nil)
+	dv := e.dial("6")
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		if len(msg) > wshub.DefaultReadLimit {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), failsafe)
+		defer cancel()
+		if err := dv.ws.Write(ctx, websocket.MessageBinary, msg); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+		select {
+		case ev, ok := <-dv.events:
+			if !ok {
+				t.Fatalf("connection ended: %v", dv.err)
+			}
+			if ev.Type != askuser.EventError {
+				t.Fatalf("got %s %s", ev.Type, ev.Data)
+			}
+		case <-time.After(failsafe):
+			t.Fatal("no reply")
+		}
+	})
 }
 
 func TestOnEvent(t *testing.T) {
