@@ -97,6 +97,10 @@ func NewRegistry(maxCustomInput int) *Registry {
 // When a question with the same session and id is already pending, Register returns it
 // with created false and leaves it as it is: the caller should wait on it, not ask again.
 // After [Registry.Close], Register returns [ErrClosed].
+//
+// Register counts its caller as a waiter of the entry, who must then call [Registry.Wait]
+// once: a question ends as [Cancelled] when the contexts of all its waiters have ended,
+// and not before, even while a waiter is still on its way to Wait.
 func (r *Registry) Register(session SessionID, requestID string, req *Request, expiresAt time.Time) (e *Entry, created bool, err error) {
 	k := key{session, requestID}
 	r.mu.Lock()
@@ -105,9 +109,10 @@ func (r *Registry) Register(session SessionID, requestID string, req *Request, e
 		return nil, false, ErrClosed
 	}
 	if old, ok := r.pending[k]; ok {
+		old.waiters++
 		return old, false, nil
 	}
-	e = &Entry{key: k, req: req, asked: time.Now(), expiresAt: expiresAt, done: make(chan struct{})}
+	e = &Entry{key: k, req: req, asked: time.Now(), expiresAt: expiresAt, done: make(chan struct{}), waiters: 1}
 	r.pending[k] = e
 	l := r.sessions[session]
 	if l == nil {
@@ -126,16 +131,9 @@ func (r *Registry) Register(session SessionID, requestID string, req *Request, e
 
 // Wait blocks until e ends or its expiry passes, and returns how it ended. When ctx ends
 // first, the caller stops waiting; if it was the last waiter, the question ends as
-// [Cancelled] so that nothing is left pending with nobody to read the answer.
+// [Cancelled] so that nothing is left pending with nobody to read the answer. Wait returns
+// only once the end has been fully processed (the end callback has run).
 func (r *Registry) Wait(ctx context.Context, e *Entry) Resolution {
-	r.mu.Lock()
-	if e.ended {
-		r.mu.Unlock()
-		return e.res
-	}
-	e.waiters++
-	r.mu.Unlock()
-
 	var expired <-chan time.Time
 	if !e.expiresAt.IsZero() {
 		t := time.NewTimer(time.Until(e.expiresAt))
@@ -160,12 +158,13 @@ func (r *Registry) leave(e *Entry, ctx context.Context) Resolution {
 	r.mu.Lock()
 	if e.ended { // the answer won the race: it is the result
 		r.mu.Unlock()
+		<-e.done
 		return e.res
 	}
 	e.waiters--
 	if e.waiters > 0 {
 		r.mu.Unlock()
-		return mine
+		return mine // the others still wait: the question stays open for them
 	}
 	r.endLocked(e, mine)
 	r.mu.Unlock()

@@ -704,3 +704,28 @@ func TestRegistryWaitWithoutExpiryAndLen(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A waiter that joins a question and gives up before the one who registered it has even
+// started waiting must not end the question for that one.
+func TestJoinerLeavingBeforeCreatorWaits(t *testing.T) {
+	r := NewRegistry(0)
+	defer r.Close()
+	req := mustParse(t, oneQuestion)
+	e, created, err := r.Register(IntSession(1), "x", req, noExpiry)
+	require.NoError(t, err)
+	require.True(t, created)
+	same, created, err := r.Register(IntSession(1), "x", req, noExpiry)
+	require.NoError(t, err)
+	require.False(t, created)
+	require.Same(t, e, same)
+
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.Equal(t, Cancelled, r.Wait(gone, same).Outcome)
+	assert.True(t, r.Waiting(IntSession(1)), "the creator still waits")
+
+	done := make(chan Resolution)
+	go func() { done <- r.Wait(context.Background(), e) }()
+	require.NoError(t, r.Answer(IntSession(1), "x", []Answer{{Question: "Which framework?", SelectedLabels: []string{"Vue"}}}))
+	assert.Equal(t, Answered, (<-done).Outcome)
+}
