@@ -149,24 +149,46 @@ func (c *Conn) writeLoop() {
 	for {
 		select {
 		case b := <-c.out:
-			ctx, cancel := context.WithTimeout(c.ctx, c.hub.opts.WriteTimeout)
-			err := c.ws.Write(ctx, websocket.MessageText, b)
-			cancel()
-			if err != nil {
-				c.drop(fmt.Errorf("wshub: write: %w", err))
+			if !c.write(b) {
 				return
 			}
 		case <-c.closeReq:
-			c.closeHandshake()
-			return
-		case <-c.ctx.Done():
-			// The read loop may have ended because it asked for a close: honour it.
-			if c.closing() && !c.dead.Load() {
+			// What was queued before the close (the resolutions a closing dispatcher
+			// sends, say) goes out first; a peer too slow for it is dropped as ever.
+			if c.flush() {
 				c.closeHandshake()
 			}
 			return
+		case <-c.ctx.Done():
+			return
 		}
 	}
+}
+
+// flush writes what is queued, without waiting for more, and reports whether the
+// connection is still up.
+func (c *Conn) flush() bool {
+	for {
+		select {
+		case b := <-c.out:
+			if !c.write(b) {
+				return false
+			}
+		default:
+			return true
+		}
+	}
+}
+
+// write writes one message within the write timeout, or drops the connection.
+func (c *Conn) write(b []byte) bool {
+	ctx, cancel := context.WithTimeout(c.ctx, c.hub.opts.WriteTimeout)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		c.drop(fmt.Errorf("wshub: write: %w", err))
+		return false
+	}
+	return true
 }
 
 // pingLoop pings the peer; a pong that does not come back in time drops the connection.

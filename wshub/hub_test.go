@@ -636,8 +636,22 @@ func TestDisconnectedWhenLastDeviceGoes(t *testing.T) {
 func TestClose(t *testing.T) {
 	e := newEnv(t, nil, nil)
 	devs := []*device{e.dial("1"), e.dial("1"), e.dial("2,3")}
+	res := e.ask(askuser.IntSession(1), "req-1")
+	for _, dv := range devs[:2] {
+		dv.next(askuser.EventAsk)
+	}
+	// The usual shutdown: the dispatcher first, whose resolutions still reach the devices.
+	e.d.Close()
+	if r := e.result(res); r.Outcome != askuser.Shutdown {
+		t.Fatalf("result %+v", r)
+	}
 	if err := e.hub.Close(); err != nil {
 		t.Fatal(err)
+	}
+	for _, dv := range devs[:2] {
+		if rd := decode[askuser.ResolvedData](t, dv.next(askuser.EventResolved)); rd.Outcome != askuser.Shutdown {
+			t.Fatalf("resolved %+v", rd)
+		}
 	}
 	for _, dv := range devs {
 		if err := dv.ended(); websocket.CloseStatus(err) != websocket.StatusGoingAway {
@@ -653,8 +667,9 @@ func TestClose(t *testing.T) {
 	if e.hub.Connected(askuser.IntSession(1)) {
 		t.Fatal("connected after Close")
 	}
-	if r := e.d.Ask(context.Background(), askuser.IntSession(1), "", request()); r.Outcome != askuser.Undelivered {
-		t.Fatalf("ask after Close: %+v", r)
+	d2 := askuser.New(e.hub, nil)
+	if r := d2.Ask(context.Background(), askuser.IntSession(1), "", request()); r.Outcome != askuser.Undelivered {
+		t.Fatalf("ask through a closed hub: %+v", r)
 	}
 	_, resp, err := websocket.Dial(context.Background(), e.url("session=1"), &websocket.DialOptions{HTTPClient: e.client})
 	if err == nil || resp.StatusCode != http.StatusServiceUnavailable {
