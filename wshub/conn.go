@@ -62,8 +62,9 @@ func (c *Conn) Sessions() []askuser.SessionID {
 }
 
 // Send queues ev for this connection alone, whatever its session, and returns without
-// waiting for the write. It returns [ErrConnClosed] when the connection has ended, and
-// also when its queue is full, in which case the connection is dropped.
+// waiting for the write; ctx is not used, since Send never blocks. It returns an error
+// matching [ErrConnClosed] when the connection has ended, and also when its queue is
+// full, in which case the connection is dropped.
 func (c *Conn) Send(ctx context.Context, ev askuser.Event) error {
 	b, err := encode(ev)
 	if err != nil {
@@ -73,7 +74,7 @@ func (c *Conn) Send(ctx context.Context, ev askuser.Event) error {
 		return ErrConnClosed
 	}
 	if !c.enqueue(b) {
-		return fmt.Errorf("%w: outbound queue full", ErrConnClosed)
+		return errQueueFull
 	}
 	return nil
 }
@@ -94,7 +95,7 @@ func (c *Conn) enqueue(b []byte) bool {
 }
 
 // errQueueFull drops a connection that reads too slowly to keep up.
-var errQueueFull = errors.New("wshub: outbound queue full")
+var errQueueFull = fmt.Errorf("%w: outbound queue full", ErrConnClosed)
 
 // drop cuts the connection off at once, without a close handshake: its peer is too slow
 // or gone, and waiting on it is what must not happen. The first reason is kept.

@@ -83,7 +83,10 @@ type Options struct {
 	OnEvent func(ctx context.Context, c *Conn, ev askuser.Event) error
 
 	// OnConnect, when set, is called once a connection has joined its sessions and been
-	// queued their pending questions, before any inbound message is read.
+	// queued their pending questions, before any inbound message is read. What it sends
+	// with [Conn.Send] (a session's history, say) follows those questions; like every
+	// event it goes through the connection's queue, which drops the connection when more
+	// than QueueSize events wait at once.
 	OnConnect func(c *Conn)
 
 	// OnDisconnect, when set, is called once a connection has gone and left its sessions,
@@ -104,7 +107,8 @@ type Hub struct {
 	in       askuser.Inbound
 	sessions map[askuser.SessionID]map[*Conn]struct{}
 	closed   bool
-	// wg counts the connections that joined, until each has fully ended.
+	// wg counts the requests being served, from before Authorize until each connection
+	// has fully ended, so that Close can wait for them.
 	wg sync.WaitGroup
 }
 
@@ -314,11 +318,12 @@ func (h *Hub) Connected(session askuser.SessionID) bool {
 	return false
 }
 
-// Close closes every connection with [websocket.StatusGoingAway] and waits until each has
-// ended, and every request being served has returned (a peer that does not complete the close handshake within
-// [Options.WriteTimeout] is cut off). Later Sends return [askuser.ErrTransportClosed]
-// and later requests get 503. It does not close the Inbound. Close may be called more
-// than once, and concurrently.
+// Close closes every connection with [websocket.StatusGoingAway], after writing what was
+// already queued for it, and waits until every connection has ended and every request
+// being served has returned; a peer that does not keep up within [Options.WriteTimeout]
+// is cut off. Later Sends return [askuser.ErrTransportClosed] and later requests get
+// 503. Close does not close the Inbound: close the dispatcher first, so that its last
+// events reach the devices. Close may be called more than once, and concurrently.
 func (h *Hub) Close() error {
 	var conns []*Conn
 	h.mu.Lock()
