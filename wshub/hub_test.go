@@ -613,13 +613,16 @@ func TestDecline(t *testing.T) {
 func TestDisconnectedWhenLastDeviceGoes(t *testing.T) {
 	e := newEnv(t, nil, &askuser.Options{OnDisconnect: askuser.FailOnDisconnect})
 	s := askuser.IntSession(9)
-	phone, laptop := e.dial("9"), e.dial("9")
+	phone, laptop := e.dial("9"), e.dial("9,9") // a session granted twice counts once
 	res := e.ask(s, "req-1")
 	phone.next(askuser.EventAsk)
 	laptop.next(askuser.EventAsk)
 
 	phone.ws.Close(websocket.StatusNormalClosure, "")
-	e.waitDisconnect()
+	gone := e.waitDisconnect()
+	if err := gone.Send(context.Background(), askuser.Event{Type: "note", SessionID: s}); !errors.Is(err, wshub.ErrConnClosed) {
+		t.Fatalf("Send on a closed connection: %v", err)
+	}
 	if !e.d.Waiting(s) || !e.hub.Connected(s) {
 		t.Fatal("the question ended while a device was still connected")
 	}
