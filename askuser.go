@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // ToolName is the name the model calls the tool by.
@@ -244,6 +245,34 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 		return Event{}, fmt.Errorf("askuser: encoding %s data: %w", typ, err)
 	}
 	return Event{Type: typ, SessionID: session, Data: data}, nil
+}
+
+// Encode returns the event's wire form: compact JSON, with <, > and & left as they are
+// (unlike json.Marshal), which is what every transport sends.
+func (e Event) Encode() ([]byte, error) { return marshal(e) }
+
+// RequestID returns the "requestId" the event's data names, or "" when it names none or
+// the data is not an object. Ids longer than 128 bytes are cut there, without splitting
+// a character: the result is for error reports and logs.
+func (e Event) RequestID() string {
+	var v struct {
+		RequestID string `json:"requestId"`
+	}
+	if json.Unmarshal(e.Data, &v) != nil {
+		return ""
+	}
+	return truncateBytes(v.RequestID, 128)
+}
+
+// truncateBytes cuts s to at most n bytes without splitting a character.
+func truncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // maxEventBytes bounds an inbound event: the largest answer a device can send with every

@@ -405,3 +405,18 @@ func mdEscapeAll(ss []string) []string {
 	}
 	return out
 }
+
+func TestEventHelpers(t *testing.T) {
+	ev, err := NewEvent(EventAsk, StringSession("s"), AskData{RequestID: "r<1>", Questions: []Question{{Question: "a & b?"}}})
+	require.NoError(t, err)
+	b, err := ev.Encode()
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"requestId":"r<1>"`, "HTML characters are left as they are")
+	assert.Contains(t, string(b), `a & b?`)
+	assert.Equal(t, "r<1>", ev.RequestID())
+	assert.Equal(t, "", Event{Data: json.RawMessage(`[1]`)}.RequestID())
+	assert.Equal(t, "", Event{}.RequestID())
+	long := strings.Repeat("é", 100) // 200 bytes
+	ev, _ = NewEvent(EventResult, IntSession(1), ResultData{RequestID: long})
+	assert.Equal(t, strings.Repeat("é", 64), ev.RequestID(), "cut at 128 bytes, on a character boundary")
+}

@@ -218,8 +218,16 @@ func (d *Dispatcher) send(ctx context.Context, e *Entry) {
 		err = d.t.Send(ctx, ev)
 	}
 	if err != nil {
+		// Nothing reached a device, so no resolution is announced either.
 		d.reg.End(e, Resolution{Outcome: Undelivered, Err: fmt.Errorf("%w: %w", ErrUndelivered, err)})
 		return
+	}
+	e.announce.Lock()
+	e.askSent = true
+	deferred := e.resolvedDeferred
+	e.announce.Unlock()
+	if deferred {
+		d.announce(e, e.res.Outcome) // the question ended while its ask was on its way
 	}
 	if d.opts.OnAsk != nil {
 		d.opts.OnAsk(Asked{Session: e.Session(), RequestID: a.RequestID, Questions: len(a.Questions), ExpiresAt: a.ExpiresAt})
@@ -227,14 +235,28 @@ func (d *Dispatcher) send(ctx context.Context, e *Entry) {
 }
 
 // ended runs once for every registered question that ends, outside the registry's lock:
-// it tells every device of the session, then the host's hook.
+// it tells every device of the session, then the host's hook. A question can end before
+// its ask event has been sent (a cancel, or an answer from a device that was shown it on
+// connecting); its resolution is then announced by send, after the ask, so that no
+// device ever sees a question after its end.
 func (d *Dispatcher) ended(e *Entry, res Resolution) {
-	ev, err := NewEvent(EventResolved, e.Session(), ResolvedData{RequestID: e.RequestID(), Outcome: res.Outcome})
-	if err == nil {
-		// Best effort: a device that misses it still learns from its next Pending replay.
-		_ = d.t.Send(context.Background(), ev)
+	e.announce.Lock()
+	sent := e.askSent
+	e.resolvedDeferred = !sent
+	e.announce.Unlock()
+	if sent {
+		d.announce(e, res.Outcome)
 	}
 	d.report(e.Session(), Result{Outcome: res.Outcome, RequestID: e.RequestID(), Err: res.Err}, time.Since(e.asked))
+}
+
+// announce sends the resolved event to every device of the session.
+func (d *Dispatcher) announce(e *Entry, o Outcome) {
+	ev, err := NewEvent(EventResolved, e.Session(), ResolvedData{RequestID: e.RequestID(), Outcome: o})
+	if err == nil {
+		// Best effort: a device that misses it is not shown the question again on reconnect.
+		_ = d.t.Send(context.Background(), ev)
+	}
 }
 
 func (d *Dispatcher) report(session SessionID, res Result, waited time.Duration) {
@@ -323,17 +345,6 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 		return d.reg.Decline(ev.SessionID, data.RequestID)
 	}
 	return d.reg.Answer(ev.SessionID, data.RequestID, data.Answers)
-}
-
-// requestIDOf returns the requestId an inbound event names, if any, for error events.
-func requestIDOf(ev Event) string {
-	var v struct {
-		RequestID string `json:"requestId"`
-	}
-	if json.Unmarshal(ev.Data, &v) != nil {
-		return ""
-	}
-	return truncate(v.RequestID, 128)
 }
 
 // CancelSession ends every pending question of the session as [Cancelled], so that each

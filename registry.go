@@ -50,6 +50,11 @@ type Entry struct {
 	waiters   int
 	// prev and next link the entries of one session.
 	prev, next *Entry
+
+	// announce orders the ask and resolved events of the entry; see Dispatcher.ended.
+	announce         sync.Mutex
+	askSent          bool
+	resolvedDeferred bool
 }
 
 // Session returns the session the question belongs to.

@@ -729,3 +729,36 @@ func TestJoinerLeavingBeforeCreatorWaits(t *testing.T) {
 	require.NoError(t, r.Answer(IntSession(1), "x", []Answer{{Question: "Which framework?", SelectedLabels: []string{"Vue"}}}))
 	assert.Equal(t, Answered, (<-done).Outcome)
 }
+
+// cancellingTransport cancels the session just before it delivers an ask: the question
+// ends while its ask is on its way.
+type cancellingTransport struct {
+	*MemoryTransport
+	d *Dispatcher
+}
+
+func (c *cancellingTransport) Send(ctx context.Context, ev Event) error {
+	if ev.Type == EventAsk {
+		c.d.CancelSession(ev.SessionID)
+	}
+	return c.MemoryTransport.Send(ctx, ev)
+}
+
+// TestResolutionNeverPrecedesAsk: a device must never be told of a question after its
+// end, or it would show a panel nobody can answer.
+func TestResolutionNeverPrecedesAsk(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		session := IntSession(1)
+		ct := &cancellingTransport{MemoryTransport: NewMemoryTransport()}
+		d := New(ct, nil)
+		defer d.Close()
+		ct.d = d
+		ct.Bind(d)
+		dev := ct.Connect(session)
+		res := d.Dispatch(context.Background(), ToolCall{Session: session, ID: "q", Arguments: json.RawMessage(oneQuestion)})
+		assert.Equal(t, Cancelled, res.Outcome)
+		recv[AskData](t, dev, EventAsk)
+		_, r := recv[ResolvedData](t, dev, EventResolved)
+		assert.Equal(t, Cancelled, r.Outcome)
+	})
+}

@@ -183,7 +183,7 @@ func (d *MemoryDevice) Send(ctx context.Context, ev Event) error {
 	ev.SessionID = d.session
 	err := in.HandleEvent(ctx, ev)
 	if err != nil {
-		d.push(ErrorEvent(d.session, requestIDOf(ev), err))
+		d.push(ErrorEvent(d.session, ev.RequestID(), err))
 	}
 	return err
 }

@@ -2,14 +2,12 @@ package wshub
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/askuser-go/askuser"
 	"github.com/coder/websocket"
@@ -66,7 +64,7 @@ func (c *Conn) Sessions() []askuser.SessionID {
 // matching [ErrConnClosed] when the connection has ended, and also when its queue is
 // full, in which case the connection is dropped.
 func (c *Conn) Send(ctx context.Context, ev askuser.Event) error {
-	b, err := encode(ev)
+	b, err := ev.Encode()
 	if err != nil {
 		return fmt.Errorf("wshub: encoding %s event: %w", ev.Type, err)
 	}
@@ -249,7 +247,7 @@ func (c *Conn) handle(msg []byte) {
 		c.refuse(c.defaultSession(), "", err)
 		return
 	}
-	reqID := requestIDOf(ev)
+	reqID := ev.RequestID()
 	session, err := c.authorize(ev.SessionID)
 	if err != nil {
 		s := ev.SessionID
@@ -261,16 +259,14 @@ func (c *Conn) handle(msg []byte) {
 	}
 	ev.SessionID = session
 	h := c.hub
-	switch {
-	case ev.Type == askuser.EventResult:
+	if ev.Type != askuser.EventResult && h.opts.OnEvent != nil {
+		err = h.opts.OnEvent(c.ctx, c, ev)
+	} else {
+		// The Inbound takes results, and refuses every other type as unsupported.
 		h.mu.Lock()
 		in := h.in
 		h.mu.Unlock()
 		err = in.HandleEvent(c.ctx, ev)
-	case h.opts.OnEvent != nil:
-		err = h.opts.OnEvent(c.ctx, c, ev)
-	default:
-		err = fmt.Errorf("%w: %q", askuser.ErrUnsupportedEvent, truncate(ev.Type, 64))
 	}
 	if err != nil {
 		c.refuse(session, reqID, err)
@@ -278,7 +274,7 @@ func (c *Conn) handle(msg []byte) {
 }
 
 func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
-	if b, mErr := encode(askuser.ErrorEvent(session, requestID, err)); mErr == nil {
+	if b, mErr := askuser.ErrorEvent(session, requestID, err).Encode(); mErr == nil {
 		c.enqueue(b)
 	}
 }
@@ -317,28 +313,6 @@ func (c *Conn) defaultSession() askuser.SessionID {
 		return c.sessions[0]
 	}
 	return askuser.SessionID{}
-}
-
-// requestIDOf returns the requestId an inbound event names, if any, for its error event.
-func requestIDOf(ev askuser.Event) string {
-	var v struct {
-		RequestID string `json:"requestId"`
-	}
-	if json.Unmarshal(ev.Data, &v) != nil {
-		return ""
-	}
-	return truncate(v.RequestID, 128)
-}
-
-// truncate cuts s to at most n bytes without splitting a character.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // bucket is a token bucket: rate tokens a second, at most burst saved up. Only the read

@@ -2,9 +2,7 @@ package wshub
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -253,7 +251,7 @@ func (h *Hub) join(c *Conn) bool {
 			if err != nil {
 				continue
 			}
-			if b, err := encode(ev); err == nil {
+			if b, err := ev.Encode(); err == nil {
 				c.enqueue(b)
 			}
 		}
@@ -290,7 +288,7 @@ func (h *Hub) leave(c *Conn) {
 // [Hub.Close], Send returns [askuser.ErrTransportClosed]. ctx is not used, since Send
 // never blocks.
 func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
-	b, err := encode(ev)
+	b, err := ev.Encode()
 	if err != nil {
 		return fmt.Errorf("wshub: encoding %s event: %w", ev.Type, err)
 	}
@@ -345,17 +343,6 @@ func (h *Hub) Close() error {
 	}
 	h.wg.Wait()
 	return nil
-}
-
-// encode writes ev as compact JSON, leaving <, > and & as they are for people to read.
-func encode(ev askuser.Event) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ev); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func dedupe(sessions []askuser.SessionID) []askuser.SessionID {
