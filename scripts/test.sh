@@ -32,8 +32,9 @@ for m in "${modules[@]}"; do
 done
 
 step "fuzz targets, $fuzztime each"
-for target in FuzzParseArguments FuzzDeviceMessage FuzzCheckAnswers FuzzEnvelope; do
-	go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" . | grep -v '^fuzz: elapsed' || exit 1
+for target in .:FuzzParseArguments .:FuzzDeviceMessage .:FuzzCheckAnswers .:FuzzEnvelope .:FuzzQuickSchemaAgreesWithSchema ./wshub:FuzzInbound; do
+	pkg="${target%%:*}" name="${target#*:}"
+	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg" | grep -v '^fuzz: elapsed' || exit 1
 done
 
 step "benchmarks, one iteration each"
