@@ -99,7 +99,7 @@
 
   function toolCard(requestId, name) {
     var li = el("li", "entry tool");
-    li.setAttribute("data-request-id", requestId);
+    li.setAttribute("data-tool-call-id", requestId);
     var details = el("details");
     var summary = el("summary");
     summary.appendChild(el("span", "tool-name", name || "tool"));
