@@ -461,6 +461,32 @@ func TestDecline(t *testing.T) {
 	waitFor[bool](tb, "the agent's reaction", `[...document.querySelectorAll("#transcript .agent .text")].some(e => e.textContent.includes("rather not answer"))`)
 }
 
+func TestTimeoutCountsDownAndClears(t *testing.T) {
+	setup(t)
+	srv, err := startDemo("127.0.0.1:0", "-timeout", "3s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.stop)
+	tb := newTab(t)
+	tb.open(srv, newSession())
+	tb.say("/single")
+	id := tb.newestPanel()
+	first := eval[string](tb, `document.querySelector('[data-testid="countdown"]').textContent`)
+	if !regexp.MustCompile(`^0:0[1-3] left$`).MatchString(first) {
+		t.Fatalf("countdown = %q", first)
+	}
+	if role := eval[string](tb, `document.querySelector('[data-testid="countdown"]').getAttribute("role")`); role != "timer" {
+		t.Errorf("countdown role = %q", role)
+	}
+	waitFor[bool](tb, "the countdown to tick", `document.querySelector('[data-testid="countdown"]') && document.querySelector('[data-testid="countdown"]').textContent !== `+js(first))
+	tb.panelGone(id)
+	if got := tb.toolResult(id); got != askuser.ResultTimeout {
+		t.Fatalf("tool result = %s, want %s", got, askuser.ResultTimeout)
+	}
+	waitFor[bool](tb, "the agent's reaction", `[...document.querySelectorAll("#transcript .agent .text")].some(e => e.textContent.includes("No answer in time"))`)
+}
+
 func TestRefusedAnswerKeepsThePanel(t *testing.T) {
 	tb := newTab(t)
 	tb.open(env.main, newSession())

@@ -1118,7 +1118,13 @@
         if (!ev || typeof ev !== "object" || typeof ev.type !== "string") {
           return;
         }
-        panel.handle(ev);
+        try {
+          panel.handle(ev);
+        } catch (e) {
+          if (root.console) {
+            root.console.error("AskUser: could not show a " + ev.type + " event:", e);
+          }
+        }
         emit(ev.type, ev.data, ev);
         emit("*", ev.data, ev);
       };
