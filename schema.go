@@ -332,7 +332,47 @@ func decodeArguments(arguments []byte) (any, []string) {
 }
 
 // decodeJSON decodes exactly one JSON value, keeping numbers as json.Number.
+//
+// Input without a number, the common case, goes to json.Unmarshal, which reads it in
+// place, where a json.Decoder copies it into a buffer grown by doubling (about three
+// times its size, allocated on every call). Unmarshal has no UseNumber, so input with a
+// number, and input Unmarshal refuses, go the Decoder's way: the tree, and any error, are
+// the same either way.
 func decodeJSON(b []byte) (any, error) {
+	if !mayHaveNumber(b) {
+		var v any
+		if json.Unmarshal(b, &v) == nil {
+			return v, nil
+		}
+	}
+	return decodeJSONNumbers(b)
+}
+
+// mayHaveNumber reports whether b, read as JSON, has a character that starts a number
+// outside every string.
+func mayHaveNumber(b []byte) bool {
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '-' || c >= '0' && c <= '9':
+			return true
+		}
+	}
+	return false
+}
+
+func decodeJSONNumbers(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -166,5 +167,27 @@ func FuzzQuickSchemaAgreesWithSchema(f *testing.F) {
 			return
 		}
 		quickAgrees(t, tree)
+	})
+}
+
+// decodeJSON takes json.Unmarshal's way when it can; the result must be what the
+// Decoder's way gives, error text included.
+func FuzzDecodeJSONMatchesDecoder(f *testing.F) {
+	for _, s := range []string{
+		`{"questions":[{"question":"Q?","header":"H","options":[],"multiSelect":false}]}`,
+		`{"metadata":{"n":12345678901234567890,"x":-0.5e3}}`, `"{\"a\":\"b\"}"`, `{"a":"\u00e9\\"}`,
+		`{"a":1} }`, `{"a":"b"} x`, `  `, `nul`, `[1,"2",-3]`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, gotErr := decodeJSON(b)
+		want, wantErr := decodeJSONNumbers(b)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("error %v, want %v", gotErr, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("tree %#v, want %#v", got, want)
+		}
 	})
 }
