@@ -513,6 +513,7 @@ func (tb *tab) screenshot(name string) {
 		const s = document.querySelector("#questions");
 		s.style.maxHeight = "none";
 		s.style.padding = "14px";
+		s.style.margin = "0";
 		s.style.background = getComputedStyle(document.body).backgroundColor;
 		document.activeElement && document.activeElement.blur && document.activeElement.blur();
 	})()`)
@@ -521,7 +522,7 @@ func (tb *tab) screenshot(name string) {
 		tb.t.Fatalf("screenshot %s: %v", name, err)
 	}
 	writeScreenshot(tb.t, name, png)
-	eval[chromedp.Void](tb, `(() => { const s = document.querySelector("#questions"); s.style.maxHeight = ""; s.style.padding = ""; s.style.background = ""; })()`)
+	eval[chromedp.Void](tb, `(() => { const s = document.querySelector("#questions"); s.style.maxHeight = ""; s.style.padding = ""; s.style.margin = ""; s.style.background = ""; })()`)
 }
 
 func writeScreenshot(t *testing.T, name string, png []byte) {
