@@ -3,6 +3,7 @@ package askuser
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -35,7 +36,7 @@ func CheckAnswers(req *Request, answers []Answer, maxCustomInput int) ([]Answer,
 		add("answers: missing; answer each of the %d question(s)", len(req.Questions))
 	}
 	for i, a := range answers {
-		where := fmt.Sprintf("answers[%d]", i)
+		where := answerPath(i) // formatted only into a problem
 		qi, ok := byText[a.Question]
 		if !ok {
 			add("%s.question: %q is not a question of this request", where, truncate(a.Question, 80))
@@ -89,6 +90,12 @@ func CheckAnswers(req *Request, answers []Answer, maxCustomInput int) ([]Answer,
 	}
 	return out, nil
 }
+
+// answerPath is the location answers[i], for problem messages: formatting it only when a
+// problem is found keeps a valid answer, the common case, free of formatting.
+type answerPath int
+
+func (p answerPath) String() string { return "answers[" + strconv.Itoa(int(p)) + "]" }
 
 func truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
