@@ -66,7 +66,9 @@ func recv[T any](t *testing.T, dev *MemoryDevice, typ string) (Event, T) {
 // dispatchAsync runs Dispatch in a goroutine and returns the channel of its result.
 func dispatchAsync(ctx context.Context, d *Dispatcher, session SessionID, id, args string) <-chan Result {
 	ch := make(chan Result, 1)
-	go func() { ch <- d.Dispatch(ctx, ToolCall{Session: session, ID: id, Name: ToolName, Arguments: json.RawMessage(args)}) }()
+	go func() {
+		ch <- d.Dispatch(ctx, ToolCall{Session: session, ID: id, Name: ToolName, Arguments: json.RawMessage(args)})
+	}()
 	return ch
 }
 
@@ -91,14 +93,18 @@ func TestEveryWayOut(t *testing.T) {
 		err     error
 	}{
 		{
-			name:    "answered",
-			act:     func(t *testing.T, e env) { require.NoError(t, e.phone.Send(context.Background(), answerEvent(session, e.id, "React"))) },
+			name: "answered",
+			act: func(t *testing.T, e env) {
+				require.NoError(t, e.phone.Send(context.Background(), answerEvent(session, e.id, "React")))
+			},
 			content: `{"answers":[{"question":"Which framework?","selectedLabels":["React"],"customInput":null}]}`,
 			outcome: Answered,
 		},
 		{
-			name:    "declined",
-			act:     func(t *testing.T, e env) { require.NoError(t, e.laptop.Send(context.Background(), declineEvent(session, e.id))) },
+			name: "declined",
+			act: func(t *testing.T, e env) {
+				require.NoError(t, e.laptop.Send(context.Background(), declineEvent(session, e.id)))
+			},
 			content: `{"error": "User declined to answer"}`, outcome: Declined, err: ErrDeclined,
 		},
 		{
