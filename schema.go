@@ -349,22 +349,26 @@ func decodeJSON(b []byte) (any, error) {
 }
 
 // mayHaveNumber reports whether b, read as JSON, has a character that starts a number
-// outside every string.
+// outside every string. It skips each string with bytes.IndexByte, so that long texts
+// (previews) cost little.
 func mayHaveNumber(b []byte) bool {
-	inString, escaped := false, false
-	for _, c := range b {
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			switch c {
-			case '\\':
-				escaped = true
-			case '"':
-				inString = false
-			}
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
 		case c == '"':
-			inString = true
+			for { // to the closing quote: one after an even run of backslashes
+				j := bytes.IndexByte(b[i+1:], '"')
+				if j < 0 {
+					return false // unterminated: not JSON, which Unmarshal will say
+				}
+				i += 1 + j
+				k := i - 1
+				for b[k] == '\\' {
+					k--
+				}
+				if (i-1-k)%2 == 0 {
+					break
+				}
+			}
 		case c == '-' || c >= '0' && c <= '9':
 			return true
 		}

@@ -176,7 +176,7 @@ func FuzzDecodeJSONMatchesDecoder(f *testing.F) {
 	for _, s := range []string{
 		`{"questions":[{"question":"Q?","header":"H","options":[],"multiSelect":false}]}`,
 		`{"metadata":{"n":12345678901234567890,"x":-0.5e3}}`, `"{\"a\":\"b\"}"`, `{"a":"\u00e9\\"}`,
-		`{"a":1} }`, `{"a":"b"} x`, `  `, `nul`, `[1,"2",-3]`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}",
+		`{"a":1} }`, `{"a":"b"} x`, `["a\\",1]`, `["a\"1",true]`, `["\\\"-",null]`, `"unterminated`, `  `, `nul`, `[1,"2",-3]`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}",
 	} {
 		f.Add([]byte(s))
 	}
