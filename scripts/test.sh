@@ -32,7 +32,7 @@ for m in "${modules[@]}"; do
 done
 
 step "fuzz targets, $fuzztime each"
-for target in .:FuzzParseArguments .:FuzzDeviceMessage .:FuzzCheckAnswers .:FuzzEnvelope .:FuzzQuickSchemaAgreesWithSchema ./wshub:FuzzInbound; do
+for target in .:FuzzParseArguments .:FuzzDeviceMessage .:FuzzCheckAnswers .:FuzzEnvelope .:FuzzQuickSchemaAgreesWithSchema .:FuzzDecodeJSONMatchesDecoder ./wshub:FuzzInbound; do
 	pkg="${target%%:*}" name="${target#*:}"
 	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg" | grep -v '^fuzz: elapsed' || exit 1
 done
