@@ -21,7 +21,14 @@ type Conn struct {
 	ws       *websocket.Conn
 	raw      net.Conn // nil only if the hijack went unseen; see hijackRecorder
 	sessions []askuser.SessionID
-	out      chan []byte // never closed: senders must not panic
+
+	// The outbound queue: a slice that grows as messages wait and is let go once a burst
+	// has drained, so that an idle connection holds no buffer for the collector to scan.
+	// queue[head:] waits, oldest first; wake (buffer 1) tells the writer there is more.
+	qmu   sync.Mutex
+	queue [][]byte
+	head  int
+	wake  chan struct{}
 
 	// ctx ends when the connection does; it bounds its reads, writes and OnEvent calls.
 	ctx    context.Context
@@ -46,7 +53,7 @@ func newConn(h *Hub, ws *websocket.Conn, raw net.Conn, sessions []askuser.Sessio
 		ws:       ws,
 		raw:      raw,
 		sessions: sessions,
-		out:      make(chan []byte, h.opts.QueueSize),
+		wake:     make(chan struct{}, 1),
 		ctx:      ctx,
 		cancel:   cancel,
 		closeReq: make(chan struct{}),
@@ -83,13 +90,50 @@ func (c *Conn) enqueue(b []byte) bool {
 	if c.dead.Load() {
 		return false
 	}
-	select {
-	case c.out <- b:
-		return true
-	default:
+	c.qmu.Lock()
+	if len(c.queue)-c.head >= c.hub.opts.QueueSize {
+		c.qmu.Unlock()
 		c.drop(errQueueFull)
 		return false
 	}
+	if len(c.queue) == cap(c.queue) && c.head > 0 {
+		// Full at the back but drained at the front: slide down rather than grow.
+		n := copy(c.queue, c.queue[c.head:])
+		clear(c.queue[n:])
+		c.queue, c.head = c.queue[:n], 0
+	}
+	c.queue = append(c.queue, b)
+	c.qmu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default: // the writer has been told already
+	}
+	return true
+}
+
+// keepQueue is the largest queue capacity kept once the queue is empty; a bigger one, left
+// by a burst, is let go.
+const keepQueue = 16
+
+// dequeue takes the oldest queued message, if any.
+func (c *Conn) dequeue() ([]byte, bool) {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	if c.head == len(c.queue) {
+		return nil, false
+	}
+	b := c.queue[c.head]
+	c.queue[c.head] = nil
+	c.head++
+	if c.head == len(c.queue) {
+		c.head = 0
+		if cap(c.queue) > keepQueue {
+			c.queue = nil
+		} else {
+			c.queue = c.queue[:0]
+		}
+	}
+	return b, true
 }
 
 // errQueueFull drops a connection that reads too slowly to keep up.
@@ -146,11 +190,17 @@ func (c *Conn) closeHandshake() {
 func (c *Conn) writeLoop() {
 	defer c.loops.Done()
 	for {
-		select {
-		case b := <-c.out:
+		if b, ok := c.dequeue(); ok {
+			if c.ctx.Err() != nil {
+				return // ended meanwhile: the reason is the reader's, not a failed write
+			}
 			if !c.write(b) {
 				return
 			}
+			continue
+		}
+		select {
+		case <-c.wake:
 		case <-c.closeReq:
 			// What was queued before the close (the resolutions a closing dispatcher
 			// sends, say) goes out first; a peer too slow for it is dropped as ever.
@@ -168,13 +218,12 @@ func (c *Conn) writeLoop() {
 // connection is still up.
 func (c *Conn) flush() bool {
 	for {
-		select {
-		case b := <-c.out:
-			if !c.write(b) {
-				return false
-			}
-		default:
+		b, ok := c.dequeue()
+		if !ok {
 			return true
+		}
+		if !c.write(b) {
+			return false
 		}
 	}
 }
@@ -247,14 +296,15 @@ func (c *Conn) handle(msg []byte) {
 		c.refuse(c.defaultSession(), "", err)
 		return
 	}
-	reqID := ev.RequestID()
+	// The request id only labels a refusal, and finding it decodes the data again: it is
+	// looked up only for one.
 	session, err := c.authorize(ev.SessionID)
 	if err != nil {
 		s := ev.SessionID
 		if s.IsZero() {
 			s = c.defaultSession()
 		}
-		c.refuse(s, reqID, err)
+		c.refuse(s, ev.RequestID(), err)
 		return
 	}
 	ev.SessionID = session
@@ -269,7 +319,7 @@ func (c *Conn) handle(msg []byte) {
 		err = in.HandleEvent(c.ctx, ev)
 	}
 	if err != nil {
-		c.refuse(session, reqID, err)
+		c.refuse(session, ev.RequestID(), err)
 	}
 }
 
