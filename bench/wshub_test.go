@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,31 +24,50 @@ import (
 
 const wsSessions = 1000
 
+// wsLoads are the loads BenchmarkWebSocket and BenchmarkWebSocketSharedProcess offer; a rate
+// of 0 means saturated.
+var wsLoads = []struct {
+	name string
+	rate float64
+}{{"saturated", 0}, {"rate=5k", 5_000}, {"rate=10k", 10_000}, {"rate=20k", 20_000}}
+
 // BenchmarkWebSocket runs the whole stack over loopback: 1,000 sessions, each with an
 // agent goroutine asking the typical question with Dispatcher.Dispatch again and again,
 // and a device connected to a wshub.Hub with github.com/coder/websocket that answers every
 // question as it arrives. One op is one round trip; rt/s is the throughput of all sessions
-// together; p50-ms and p99-ms are the latencies of the round trips.
+// together; p50-ms and p99-ms are the latencies of the round trips, taken by the agents.
 //
 //   - saturated: every agent asks again as soon as it has its answer: rt/s is the capacity
 //     of the machine. With 1,000 questions always in flight, latency is queueing (by
 //     Little's law about 1000/(rt/s) seconds), not the cost of a round trip.
 //   - rate=5k, rate=10k, rate=20k: the agents together ask 5,000, 10,000 or 20,000
-//     questions a second, each agent every 200, 100 or 50 ms at its own phase; latency is taken from when a
-//     question was due, not from when it was sent, so that falling behind shows in it.
+//     questions a second, each agent every 200, 100 or 50 ms at its own phase; latency is
+//     taken from when a question was due, not from when it was sent, so that falling
+//     behind shows in it.
 //
-// The devices run on the same cores as the server and take a share of them; they are
-// kept lean (they read only the type and requestId and answer from a template), as the
-// browsers they stand for run elsewhere. The hub's per-connection message rate limit is
-// raised, since the devices answer as fast as they can; everything else is the default.
+// The 1,000 devices run in a process of their own (this test binary again, running
+// TestLoadClients), as the browsers they stand for run elsewhere: the benchmark's process
+// holds only the hub, the dispatcher and the agents, so its heap, its garbage collector
+// and its B/op and allocs/op are the server's alone. The two processes still share the
+// machine's cores. The devices are kept lean (they read only the type and requestId and
+// answer from a template). The hub's per-connection message rate limit is raised, since
+// the devices answer as fast as they can; everything else is the default.
 func BenchmarkWebSocket(b *testing.B) {
-	b.Run("saturated", func(b *testing.B) { benchWebSocket(b, 0) })
-	b.Run("rate=5k", func(b *testing.B) { benchWebSocket(b, 5_000) })
-	b.Run("rate=10k", func(b *testing.B) { benchWebSocket(b, 10_000) })
-	b.Run("rate=20k", func(b *testing.B) { benchWebSocket(b, 20_000) })
+	for _, l := range wsLoads {
+		b.Run(l.name, func(b *testing.B) { benchWebSocket(b, l.rate, true) })
+	}
 }
 
-func benchWebSocket(b *testing.B, rate float64) {
+// BenchmarkWebSocketSharedProcess is BenchmarkWebSocket with the 1,000 devices in the
+// benchmark's own process: they share the server's heap and garbage collector, and their
+// allocations count in B/op and allocs/op. It is the setup of the earlier figures.
+func BenchmarkWebSocketSharedProcess(b *testing.B) {
+	for _, l := range wsLoads {
+		b.Run(l.name, func(b *testing.B) { benchWebSocket(b, l.rate, false) })
+	}
+}
+
+func benchWebSocket(b *testing.B, rate float64, separate bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hub := wshub.New(&wshub.Options{
@@ -63,26 +85,36 @@ func benchWebSocket(b *testing.B, rate float64) {
 	srv := httptest.NewServer(hub)
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
 
-	var devices sync.WaitGroup
-	for i := range wsSessions {
-		c, _, err := websocket.Dial(ctx, fmt.Sprintf("%s/?s=%d", url, i+1), nil)
-		if err != nil {
-			b.Fatal(err)
+	var stopDevices func() // ends the devices and waits for them; after hub.Close
+	var devicesGone <-chan struct{}
+	if separate {
+		stopDevices, devicesGone = startClientProcess(b, ctx, url)
+	} else {
+		var devices sync.WaitGroup
+		for i := range wsSessions {
+			c, _, err := websocket.Dial(ctx, fmt.Sprintf("%s/?s=%d", url, i+1), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			devices.Go(func() { wsDevice(ctx, c, i+1) })
 		}
-		devices.Go(func() { wsDevice(ctx, c, i+1) })
-	}
-	for i := range wsSessions {
-		for !hub.Connected(askuser.IntSession(int64(i + 1))) {
-			time.Sleep(time.Millisecond)
-		}
+		stopDevices = func() { cancel(); devices.Wait() }
 	}
 	defer func() {
 		d.Close()
 		hub.Close()
 		srv.Close()
-		cancel()
-		devices.Wait()
+		stopDevices()
 	}()
+	for i := range wsSessions {
+		for !hub.Connected(askuser.IntSession(int64(i + 1))) {
+			select {
+			case <-devicesGone:
+				b.Fatal("the client process ended before every device connected")
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
 
 	// Warm up: one round trip per session first, so that what is measured is the steady
 	// state, not each connection's and goroutine's first use (buffers, stack growth).
@@ -137,6 +169,75 @@ func benchWebSocket(b *testing.B, rate float64) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "rt/s")
 	b.ReportMetric(percentile(all, 0.50).Seconds()*1e3, "p50-ms")
 	b.ReportMetric(percentile(all, 0.99).Seconds()*1e3, "p99-ms")
+}
+
+// wsClientsEnv carries the hub's URL to the client process; when it is set, this test
+// binary is that process.
+const wsClientsEnv = "ASKUSER_BENCH_WS_CLIENTS"
+
+// startClientProcess runs the 1,000 devices in a child process connected to url, and
+// returns a function that ends them and waits for the child, and a channel closed when
+// the child has exited. The child also ends when its standard input closes, so that it
+// never outlives the benchmark, and is killed if it has not ended 10 seconds after stop.
+func startClientProcess(b *testing.B, ctx context.Context, url string) (stop func(), gone <-chan struct{}) {
+	ctx, kill := context.WithCancel(ctx)
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestLoadClients$", "-test.count=1")
+	cmd.Env = append(os.Environ(), wsClientsEnv+"="+url)
+	cmd.Stdout = io.Discard
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(done)
+	}()
+	return func() {
+		stdin.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			kill()
+			<-done
+		}
+		kill()
+		if waitErr != nil {
+			b.Errorf("client process: %v", waitErr)
+		}
+	}, done
+}
+
+// TestLoadClients is the client process of BenchmarkWebSocket: it connects wsSessions
+// devices to the hub named by $ASKUSER_BENCH_WS_CLIENTS and answers their questions until
+// the hub closes the connections or standard input closes. Without the variable it is
+// skipped.
+func TestLoadClients(t *testing.T) {
+	url := os.Getenv(wsClientsEnv)
+	if url == "" {
+		t.Skip("the client process of BenchmarkWebSocket; run by it")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	var devices sync.WaitGroup
+	defer devices.Wait()
+	for i := range wsSessions {
+		c, _, err := websocket.Dial(ctx, fmt.Sprintf("%s/?s=%d", url, i+1), nil)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		devices.Go(func() { wsDevice(ctx, c, i+1) })
+	}
 }
 
 func percentile(sorted []time.Duration, p float64) time.Duration {
