@@ -104,6 +104,17 @@ func mustCompile(name string, raw []byte) *jsonschema.Schema {
 //
 // On failure the error is an [*ArgumentsError] listing every problem, each with where it is.
 func ParseArguments(arguments []byte) (*Request, error) {
+	if q := loadSchemas().quickInput; q != nil {
+		if req, ok := parseArgumentsFast(arguments, q); ok {
+			return req, nil
+		}
+	}
+	return parseArgumentsSlow(arguments)
+}
+
+// parseArgumentsSlow is ParseArguments by way of a generic JSON tree: the reference, and
+// the way of every input the fast path does not take, so of every problem message.
+func parseArgumentsSlow(arguments []byte) (*Request, error) {
 	tree, problems := decodeArguments(arguments)
 	if problems != nil {
 		return nil, &ArgumentsError{Problems: problems}
@@ -137,6 +148,341 @@ func (r *Request) Validate() error {
 	}
 	_, err = ParseArguments(raw)
 	return err
+}
+
+// parseArgumentsFast reads valid arguments straight into a Request, in one pass, without
+// the generic tree of parseArgumentsSlow (whose maps and boxed strings are most of a
+// call's cost). It takes only what it can tell is valid: every member is a field of the
+// Request with a value of that field's type, no name is repeated, and q, the quick
+// schema, and Request.problems find nothing. Anything else (unknown or repeated names,
+// nulls, invalid JSON, any problem) returns false, and the slow path decides and words
+// the problems; when both accept, they return the same Request, which
+// FuzzParseArgumentsFastAgreesWithSlow checks. The forgiven encodings are unwrapped as
+// the slow path does; metadata, being free-form, is decoded and re-encoded as there.
+func parseArgumentsFast(arguments []byte, q *quickSchema) (*Request, bool) {
+	if len(arguments) > MaxArgumentsBytes {
+		return nil, false
+	}
+	sc := jsonScanner{b: arguments}
+	if sc.peek() == '"' { // double-encoded
+		inner, ok := sc.str()
+		if !ok || !sc.atEnd() {
+			return nil, false
+		}
+		sc = jsonScanner{b: []byte(inner)}
+	}
+	req := &Request{}
+	if !sc.request(req, q) || !sc.atEnd() || req.problems() != nil {
+		return nil, false
+	}
+	return req, true
+}
+
+// request reads the arguments object, checked against q.
+func (sc *jsonScanner) request(req *Request, q *quickSchema) bool {
+	if !q.isType("object") {
+		return false
+	}
+	var seen [2]bool // questions, metadata
+	ok := sc.object(func(name string) bool {
+		p := q.props[name]
+		if p == nil {
+			return false
+		}
+		switch name {
+		case "questions":
+			if seen[0] {
+				return false
+			}
+			seen[0] = true
+			if sc.peek() == '"' { // questions sent as a JSON-encoded string
+				s, ok := sc.str()
+				if !ok {
+					return false
+				}
+				inner := jsonScanner{b: []byte(s)}
+				return inner.questions(req, p) && inner.atEnd()
+			}
+			return sc.questions(req, p)
+		case "metadata":
+			if seen[1] {
+				return false
+			}
+			seen[1] = true
+			return sc.metadata(req, p)
+		}
+		return false
+	})
+	return ok && q.hasRequired(func(name string) bool {
+		return name == "questions" && seen[0] || name == "metadata" && seen[1]
+	})
+}
+
+func (sc *jsonScanner) questions(req *Request, p *quickSchema) bool {
+	if !p.isType("array") || p.items == nil || !p.items.isType("object") {
+		return false
+	}
+	qs := p.items
+	ok := sc.array(func() bool {
+		var q Question
+		var seen [4]bool // question, header, options, multiSelect
+		ok := sc.object(func(name string) bool {
+			f := qs.props[name]
+			if f == nil {
+				return false
+			}
+			var i int
+			var ok bool
+			switch name {
+			case "question":
+				i = 0
+				q.Question, ok = sc.str()
+				ok = ok && f.validString(q.Question)
+			case "header":
+				i = 1
+				q.Header, ok = sc.str()
+				ok = ok && f.validString(q.Header)
+			case "options":
+				i = 2
+				ok = sc.options(&q, f)
+			case "multiSelect":
+				i = 3
+				q.MultiSelect, ok = sc.boolean()
+				ok = ok && f.isType("boolean")
+			default:
+				return false
+			}
+			if !ok || seen[i] {
+				return false
+			}
+			seen[i] = true
+			return true
+		})
+		if !ok || !qs.hasRequired(func(name string) bool {
+			i := slices.Index([]string{"question", "header", "options", "multiSelect"}, name)
+			return i >= 0 && seen[i]
+		}) {
+			return false
+		}
+		req.Questions = append(req.Questions, q)
+		return true
+	})
+	return ok && p.validCount(len(req.Questions))
+}
+
+func (sc *jsonScanner) options(q *Question, p *quickSchema) bool {
+	if !p.isType("array") || p.items == nil || !p.items.isType("object") {
+		return false
+	}
+	os := p.items
+	ok := sc.array(func() bool {
+		var o Option
+		var seen [3]bool // label, description, preview
+		ok := sc.object(func(name string) bool {
+			f := os.props[name]
+			if f == nil {
+				return false
+			}
+			var i int
+			var s string
+			var ok bool
+			switch name {
+			case "label":
+				i = 0
+				s, ok = sc.str()
+				o.Label = s
+			case "description":
+				i = 1
+				s, ok = sc.str()
+				o.Description = s
+			case "preview":
+				i = 2
+				s, ok = sc.str()
+				o.Preview = s
+			default:
+				return false
+			}
+			if !ok || seen[i] || !f.validString(s) {
+				return false
+			}
+			seen[i] = true
+			return true
+		})
+		if !ok || !os.hasRequired(func(name string) bool {
+			i := slices.Index([]string{"label", "description", "preview"}, name)
+			return i >= 0 && seen[i]
+		}) {
+			return false
+		}
+		q.Options = append(q.Options, o)
+		return true
+	})
+	return ok && p.validCount(len(q.Options))
+}
+
+// metadata decodes and re-encodes the metadata object exactly as the slow path does.
+func (sc *jsonScanner) metadata(req *Request, p *quickSchema) bool {
+	if sc.peek() != '{' {
+		return false
+	}
+	start := sc.i
+	if !sc.skipComposite() {
+		return false
+	}
+	tree, err := decodeJSON(sc.b[start:sc.i])
+	md, ok := tree.(map[string]any)
+	if err != nil || !ok || !p.valid(md) {
+		return false
+	}
+	req.Metadata, err = marshal(md)
+	return err == nil
+}
+
+// jsonScanner reads the few JSON shapes of the fast paths (the model's arguments, a
+// device's result), strictly: any byte it does not expect makes the caller give up.
+type jsonScanner struct {
+	b []byte
+	i int
+}
+
+// peek skips white space and returns the next byte, or 0 at the end.
+func (sc *jsonScanner) peek() byte {
+	for sc.i < len(sc.b) {
+		switch c := sc.b[sc.i]; c {
+		case ' ', '\t', '\n', '\r':
+			sc.i++
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// eat consumes c, after white space, when it is next.
+func (sc *jsonScanner) eat(c byte) bool {
+	if sc.peek() == c && sc.i < len(sc.b) {
+		sc.i++
+		return true
+	}
+	return false
+}
+
+// atEnd reports whether only white space is left.
+func (sc *jsonScanner) atEnd() bool {
+	sc.peek()
+	return sc.i == len(sc.b)
+}
+
+// literal consumes word (true, false, null) when it is next.
+func (sc *jsonScanner) literal(word string) bool {
+	sc.peek()
+	if len(sc.b)-sc.i >= len(word) && string(sc.b[sc.i:sc.i+len(word)]) == word {
+		sc.i += len(word)
+		return true
+	}
+	return false
+}
+
+func (sc *jsonScanner) boolean() (v, ok bool) {
+	if sc.literal("true") {
+		return true, true
+	}
+	return false, sc.literal("false")
+}
+
+// str reads a string. One without escapes, control characters or invalid UTF-8 is taken
+// as it is; any other is unquoted by encoding/json, so that both read it alike.
+func (sc *jsonScanner) str() (string, bool) {
+	if sc.peek() != '"' {
+		return "", false
+	}
+	start := sc.i
+	plain, ascii := true, true
+	for j := start + 1; j < len(sc.b); j++ {
+		switch c := sc.b[j]; {
+		case c == '"':
+			sc.i = j + 1
+			raw := sc.b[start+1 : j]
+			if plain && (ascii || utf8.Valid(raw)) {
+				return string(raw), true
+			}
+			var s string
+			if json.Unmarshal(sc.b[start:j+1], &s) != nil {
+				return "", false
+			}
+			return s, true
+		case c == '\\':
+			plain = false
+			j++ // the escaped byte, which may be a quote
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return "", false
+}
+
+// object reads an object, calling member for each name with the scanner at its value,
+// which member must consume.
+func (sc *jsonScanner) object(member func(name string) bool) bool {
+	if !sc.eat('{') {
+		return false
+	}
+	if sc.eat('}') {
+		return true
+	}
+	for {
+		name, ok := sc.str()
+		if !ok || !sc.eat(':') || !member(name) {
+			return false
+		}
+		if !sc.eat(',') {
+			return sc.eat('}')
+		}
+	}
+}
+
+// array reads an array, calling elem with the scanner at each element.
+func (sc *jsonScanner) array(elem func() bool) bool {
+	if !sc.eat('[') {
+		return false
+	}
+	if sc.eat(']') {
+		return true
+	}
+	for {
+		if !elem() {
+			return false
+		}
+		if !sc.eat(',') {
+			return sc.eat(']')
+		}
+	}
+}
+
+// skipComposite moves past the object or array that starts here, matching brackets
+// outside strings without checking anything else: the caller decodes what it skipped.
+func (sc *jsonScanner) skipComposite() bool {
+	depth := 0
+	for ; sc.i < len(sc.b); sc.i++ {
+		switch sc.b[sc.i] {
+		case '"':
+			for sc.i++; sc.i < len(sc.b) && sc.b[sc.i] != '"'; sc.i++ {
+				if sc.b[sc.i] == '\\' {
+					sc.i++
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				sc.i++
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // quickSchema is the subset of JSON Schema that schema/input.json uses (type, required,
@@ -284,19 +630,43 @@ func (q *quickSchema) valid(v any) bool {
 			}
 		}
 	case string:
-		if q.typ != "" && q.typ != "string" {
-			return false
-		}
-		if q.minLen > 0 || q.maxLen >= 0 {
-			n := utf8.RuneCountInString(v)
-			if n < q.minLen || q.maxLen >= 0 && n > q.maxLen {
-				return false
-			}
-		}
+		return q.validString(v)
 	case bool:
 		return q.typ == "" || q.typ == "boolean"
 	default: // null and numbers: no type of the subset admits them
 		return q.typ == ""
+	}
+	return true
+}
+
+// validString is valid for a string.
+func (q *quickSchema) validString(s string) bool {
+	if !q.isType("string") {
+		return false
+	}
+	if q.minLen > 0 || q.maxLen >= 0 {
+		n := utf8.RuneCountInString(s)
+		if n < q.minLen || q.maxLen >= 0 && n > q.maxLen {
+			return false
+		}
+	}
+	return true
+}
+
+// isType reports whether the schema admits values of JSON type t, as far as "type" says.
+func (q *quickSchema) isType(t string) bool { return q.typ == "" || q.typ == t }
+
+// validCount is valid's length check for an array of n items.
+func (q *quickSchema) validCount(n int) bool {
+	return n >= q.minItems && (q.maxItems < 0 || n <= q.maxItems)
+}
+
+// hasRequired reports whether every required name of an object is present.
+func (q *quickSchema) hasRequired(present func(name string) bool) bool {
+	for _, r := range q.required {
+		if !present(r) {
+			return false
+		}
 	}
 	return true
 }

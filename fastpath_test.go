@@ -1,0 +1,169 @@
+package askuser
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The fast paths (parseArgumentsFast, decodeResultDataFast, the hand-written encoders)
+// must agree with the encoding/json ways they stand in for: the fuzz targets below check
+// it for any input, and the tests that the fast paths are taken at all, for the forms
+// models and devices send.
+
+// fastArgs are arguments the fast path must take: the forms models send.
+var fastArgs = []string{
+	`{"questions":[{"question":"Which framework?","header":"Framework","options":[{"label":"Vue","description":"Composition API"},{"label":"React","description":"Hooks"}],"multiSelect":false}]}`,
+	` { "questions" : [ { "multiSelect" : true , "options" : [ { "description" : "d\u00e9j\u00e0 \"vu\"\n" , "label" : "Vue <3> & co" , "preview" : "` + "```go\\n\\tx := 1\\n```" + `" } , { "label" : "日本語", "description" : "x\/y" } ] , "header" : "Héllo" , "question" : "Which?" } ] , "metadata" : { "n" : 1.50, "b": [true, null, -2e3], "s": "<>&" } } `,
+	`"{\"questions\":[{\"question\":\"Q?\",\"header\":\"H\",\"options\":[{\"label\":\"a\",\"description\":\"b\"},{\"label\":\"c\",\"description\":\"d\"}],\"multiSelect\":false}]}"`,
+	`{"questions":"[{\"question\":\"Q?\",\"header\":\"H\",\"options\":[{\"label\":\"a\",\"description\":\"b\"},{\"label\":\"c\",\"description\":\"d\"}],\"multiSelect\":false}]","metadata":{}}`,
+}
+
+func TestParseArgumentsFastPathTakesCommonForms(t *testing.T) {
+	q := loadSchemas().quickInput
+	if q == nil {
+		t.Fatal("no quick schema: the fast path is off")
+	}
+	for _, args := range fastArgs {
+		fast, ok := parseArgumentsFast([]byte(args), q)
+		if !ok {
+			t.Errorf("fast path refused %s", args)
+			continue
+		}
+		slow, err := parseArgumentsSlow([]byte(args))
+		if err != nil || !reflect.DeepEqual(fast, slow) {
+			t.Errorf("fast %+v, slow %+v, %v", fast, slow, err)
+		}
+	}
+	for _, tc := range argumentCases {
+		if tc.problems == nil {
+			continue
+		}
+		if _, ok := parseArgumentsFast([]byte(tc.args), q); ok {
+			t.Errorf("%s: fast path took invalid arguments", tc.name)
+		}
+	}
+}
+
+// FuzzParseArgumentsFastAgreesWithSlow: whatever the fast path takes, the slow path takes
+// too, with the same Request.
+func FuzzParseArgumentsFastAgreesWithSlow(f *testing.F) {
+	for _, a := range fastArgs {
+		f.Add([]byte(a))
+	}
+	for _, tc := range argumentCases {
+		if len(tc.args) < 4096 {
+			f.Add([]byte(tc.args))
+		}
+	}
+	q := loadSchemas().quickInput
+	f.Fuzz(func(t *testing.T, args []byte) {
+		fast, ok := parseArgumentsFast(args, q)
+		slow, err := parseArgumentsSlow(args)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("fast path took what the slow path refuses: %v\n%s", err, args)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fast %#v\nslow %#v\n%s", fast, slow, args)
+		}
+	})
+}
+
+// fastResults are device results the fast path must take.
+var fastResults = []string{
+	`{"requestId":"r1","answers":[{"question":"Which framework?","selectedLabels":["Vue"],"customInput":null}]}`,
+	` {"answers" : [ {"customInput":"my \"own\"\n\u00e9","selectedLabels":[],"question":"Q"}, {"question":"Q2","selectedLabels":null} ], "requestId":"r\u0031"} `,
+	`{"requestId":"r1","declined":true}`,
+	`{"requestId":"r1","answers":[],"declined":false}`,
+	`{"requestId":"r1","answers":null}`,
+}
+
+func TestResultDataFastPathTakesCommonForms(t *testing.T) {
+	for _, msg := range fastResults {
+		if _, ok := decodeResultDataFast([]byte(msg)); !ok {
+			t.Errorf("fast path refused %s", msg)
+		}
+	}
+}
+
+// FuzzResultDataFastAgreesWithDecoder: whatever the fast path takes, encoding/json's
+// strict decoding takes too, with the same ResultData.
+func FuzzResultDataFastAgreesWithDecoder(f *testing.F) {
+	for _, m := range fastResults {
+		f.Add([]byte(m))
+	}
+	for _, tc := range deviceCases {
+		if ev, err := ParseEvent([]byte(tc.msg)); err == nil && len(ev.Data) < 4096 {
+			f.Add([]byte(ev.Data))
+		}
+	}
+	f.Add([]byte(`{"RequestId":"r1"}`))
+	f.Add([]byte(`{"requestId":"r1"} ]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, ok := decodeResultDataFast(b)
+		if !ok {
+			return
+		}
+		var slow ResultData
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&slow); err != nil || dec.More() {
+			t.Fatalf("fast path took what encoding/json refuses: %v\n%s", err, b)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fast %#v\nslow %#v\n%s", fast, slow, b)
+		}
+	})
+}
+
+// FuzzEncodersAgreeWithMarshal: the hand-written encoders write what encoding/json writes,
+// byte for byte, for any text.
+func FuzzEncodersAgreeWithMarshal(f *testing.F) {
+	f.Add("Which framework?", "Vue <3> & co", "```go\n\tx := 1\n```", "r1", `{"n": 1.50, "s": "<>&\u2028"}`, true, int64(1))
+	f.Add("\x00\x1f\"\\\b\f\u2028\u2029\xff\xfe", "日本語", "", "<r>", ``, false, int64(0))
+	f.Add("a", "b", "c", "d", `[1,`, false, int64(-1))
+	f.Fuzz(func(t *testing.T, text, label, preview, id, metadata string, multi bool, when int64) {
+		custom := text + label
+		var exp time.Time
+		if when != 0 {
+			exp = time.Unix(when, when%1e9).In(time.FixedZone("z", int(when%50000)))
+		}
+		a := AskData{
+			RequestID: id,
+			Questions: []Question{
+				{Question: text, Header: label, Options: []Option{{Label: label, Description: text, Preview: preview}, {Label: preview, Description: id}}, MultiSelect: multi},
+				{Question: id},
+			},
+			Metadata:  json.RawMessage(metadata),
+			ExpiresAt: exp,
+		}
+		got, gotErr := encodeAskData(&a)
+		want, wantErr := marshal(a)
+		if string(got) != string(want) || (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("encodeAskData:\n%s %v\nmarshal:\n%s %v", got, gotErr, want, wantErr)
+		}
+		for _, r := range []Response{{}, {Answers: []Answer{{Question: text, SelectedLabels: []string{label, preview}, CustomInput: &custom}, {Question: id, SelectedLabels: []string{}}, {}}}} {
+			want, err := marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := encodeResponse(r); string(got) != string(want) {
+				t.Fatalf("encodeResponse:\n%s\nmarshal:\n%s", got, want)
+			}
+		}
+		for _, s := range []SessionID{StringSession(text), IntSession(when), ParseSessionID(id)} {
+			for _, ev := range []Event{{Type: text, SessionID: s, Data: json.RawMessage(metadata)}, {Type: label, SessionID: s}} {
+				got, gotErr := ev.Encode()
+				want, wantErr := marshal(ev)
+				if string(got) != string(want) || (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+					t.Fatalf("Encode:\n%s %v\nmarshal:\n%s %v", got, gotErr, want, wantErr)
+				}
+			}
+		}
+	})
+}
