@@ -1,6 +1,7 @@
 package wshub
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,9 +32,17 @@ type Conn struct {
 	wake  chan struct{}
 
 	// ctx ends when the connection does; it bounds its reads, writes and OnEvent calls.
+	// Ending it closes raw, which fails any read or write in progress; ioCtx, given to each
+	// read and write, is then a context that never ends, because the websocket library
+	// registers a callback on every cancellable context it is given, at each call.
 	ctx    context.Context
 	cancel context.CancelFunc
-	dead   atomic.Bool // dropped or ended: deliver nothing more
+	ioCtx  context.Context
+	// wtimer drops the connection when a write takes longer than WriteTimeout; it is
+	// armed around each write.
+	wtimer *time.Timer
+	rbuf   bytes.Buffer // read loop only: each message is read here, then copied out
+	dead   atomic.Bool  // dropped or ended: deliver nothing more
 	// dropErr says why the hub dropped the connection; set once, before dead.
 	dropErr error
 
@@ -48,7 +57,7 @@ type Conn struct {
 
 func newConn(h *Hub, ws *websocket.Conn, raw net.Conn, sessions []askuser.SessionID) *Conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Conn{
+	c := &Conn{
 		hub:      h,
 		ws:       ws,
 		raw:      raw,
@@ -56,8 +65,16 @@ func newConn(h *Hub, ws *websocket.Conn, raw net.Conn, sessions []askuser.Sessio
 		wake:     make(chan struct{}, 1),
 		ctx:      ctx,
 		cancel:   cancel,
+		ioCtx:    ctx,
 		closeReq: make(chan struct{}),
 	}
+	if raw != nil {
+		context.AfterFunc(ctx, func() { _ = raw.Close() })
+		c.ioCtx = context.Background()
+	}
+	c.wtimer = time.AfterFunc(time.Hour, func() { c.drop(errWriteTimeout) })
+	c.wtimer.Stop()
+	return c
 }
 
 // Sessions returns the sessions the connection is authorized for, as [Options.Authorize]
@@ -228,15 +245,40 @@ func (c *Conn) flush() bool {
 	}
 }
 
+// errWriteTimeout drops a connection whose write took longer than WriteTimeout.
+var errWriteTimeout = fmt.Errorf("wshub: write: %w", context.DeadlineExceeded)
+
 // write writes one message within the write timeout, or drops the connection.
 func (c *Conn) write(b []byte) bool {
-	ctx, cancel := context.WithTimeout(c.ctx, c.hub.opts.WriteTimeout)
-	defer cancel()
-	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
-		c.drop(fmt.Errorf("wshub: write: %w", err))
+	c.wtimer.Reset(c.hub.opts.WriteTimeout)
+	err := c.ws.Write(c.ioCtx, websocket.MessageText, b)
+	c.wtimer.Stop()
+	if err != nil {
+		c.drop(fmt.Errorf("wshub: write: %w", err)) // the timer's reason, if it fired, wins
 		return false
 	}
 	return true
+}
+
+// maxKeptReadBuffer is the largest read buffer kept between messages; a bigger one, grown
+// for a big message, is let go.
+const maxKeptReadBuffer = 4 << 10
+
+// read reads one message. Reading into the connection's own buffer and copying the
+// message out allocates its exact size once, where reading it whole grows a new buffer for
+// each message; the copy is the caller's to keep.
+func (c *Conn) read() ([]byte, error) {
+	_, r, err := c.ws.Reader(c.ioCtx)
+	if err != nil {
+		return nil, err
+	}
+	c.rbuf.Reset()
+	_, err = c.rbuf.ReadFrom(r)
+	msg := bytes.Clone(c.rbuf.Bytes())
+	if c.rbuf.Cap() > maxKeptReadBuffer {
+		c.rbuf = bytes.Buffer{}
+	}
+	return msg, err
 }
 
 // pingLoop pings the peer; a pong that does not come back in time drops the connection.
@@ -273,7 +315,7 @@ func (c *Conn) readLoop() error {
 	rate := float64(c.hub.opts.MaxMessagesPerSecond)
 	lim := bucket{rate: rate, burst: 2 * rate, tokens: 2 * rate}
 	for {
-		_, msg, err := c.ws.Read(c.ctx)
+		msg, err := c.read()
 		if err != nil {
 			return err
 		}
