@@ -167,3 +167,22 @@ func FuzzEncodersAgreeWithMarshal(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScannerStringAgreesWithUnmarshal: a string the scanner reads, encoding/json reads
+// alike.
+func FuzzScannerStringAgreesWithUnmarshal(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\nb\t\"c\"\\d\/e\bf\fg\r"`, `"\u00e9\ud83d\ude00\ud800"`, "\"\xff\"", `"日本語"`, `"\x"`, "\"a\x01\"", `"\"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sc := jsonScanner{b: b}
+		got, ok := sc.str()
+		if !ok || !sc.atEnd() {
+			return
+		}
+		var want string
+		if err := json.Unmarshal(b, &want); err != nil || got != want {
+			t.Fatalf("scanner %q, encoding/json %q, %v", got, want, err)
+		}
+	})
+}

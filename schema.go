@@ -406,6 +406,9 @@ func (sc *jsonScanner) str() (string, bool) {
 			if plain && (ascii || utf8.Valid(raw)) {
 				return string(raw), true
 			}
+			if s, ok := unescapeSimple(raw); ok {
+				return s, true
+			}
 			var s string
 			if json.Unmarshal(sc.b[start:j+1], &s) != nil {
 				return "", false
@@ -421,6 +424,52 @@ func (sc *jsonScanner) str() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// unescapeSimple unquotes the contents of a JSON string whose escapes are all of one
+// character (\n, \", ...), the escapes of multi-line previews, as encoding/json would. It
+// returns false for \u escapes, control characters and invalid UTF-8, which it leaves to
+// encoding/json.
+func unescapeSimple(raw []byte) (string, bool) {
+	if !utf8.Valid(raw) {
+		return "", false
+	}
+	var b strings.Builder
+	b.Grow(len(raw))
+	start := 0
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c < 0x20 {
+			return "", false
+		}
+		if c != '\\' {
+			continue
+		}
+		if i+1 == len(raw) {
+			return "", false
+		}
+		b.Write(raw[start:i])
+		i++
+		switch raw[i] {
+		case '"', '\\', '/':
+			b.WriteByte(raw[i])
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		default:
+			return "", false
+		}
+		start = i + 1
+	}
+	b.Write(raw[start:])
+	return b.String(), true
 }
 
 // object reads an object, calling member for each name with the scanner at its value,
