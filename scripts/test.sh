@@ -24,7 +24,7 @@ fi
 
 step "go vet and staticcheck"
 if ! command -v staticcheck >/dev/null 2>&1; then
-	go install honnef.co/go/tools/cmd/staticcheck@2026.2.2
+	go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi
 for m in "${modules[@]}"; do
 	[ -f "$m/go.mod" ] || continue
