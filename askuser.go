@@ -247,6 +247,8 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 		data, err = encodeAskData(&a)
 	case *AskData:
 		data, err = encodeAskData(a)
+	case ResolvedData: // sent for every question too
+		data, err = encodeResolvedData(a)
 	default:
 		data, err = marshal(v)
 	}
@@ -382,6 +384,19 @@ func encodeAskData(a *AskData) ([]byte, error) {
 		b = append(b, `,"expiresAt":`...)
 		b = append(b, t...)
 	}
+	return append(b, '}'), nil
+}
+
+// encodeResolvedData encodes r as marshal(r) would, byte for byte.
+func encodeResolvedData(r ResolvedData) ([]byte, error) {
+	if r.Outcome <= 0 || int(r.Outcome) >= len(outcomeNames) {
+		return marshal(r) // for its error
+	}
+	b := make([]byte, 0, len(r.RequestID)+48)
+	b = append(b, `{"requestId":`...)
+	b = appendJSONString(b, r.RequestID, false)
+	b = append(b, `,"outcome":`...)
+	b = appendJSONString(b, outcomeNames[r.Outcome], false)
 	return append(b, '}'), nil
 }
 

@@ -156,6 +156,14 @@ func FuzzEncodersAgreeWithMarshal(f *testing.F) {
 				t.Fatalf("encodeResponse:\n%s\nmarshal:\n%s", got, want)
 			}
 		}
+		for o := Outcome(-1); int(o) <= len(outcomeNames); o++ {
+			r := ResolvedData{RequestID: id, Outcome: o}
+			got, gotErr := encodeResolvedData(r)
+			want, wantErr := marshal(r)
+			if string(got) != string(want) || (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+				t.Fatalf("encodeResolvedData:\n%s %v\nmarshal:\n%s %v", got, gotErr, want, wantErr)
+			}
+		}
 		for _, s := range []SessionID{StringSession(text), IntSession(when), ParseSessionID(id)} {
 			for _, ev := range []Event{{Type: text, SessionID: s, Data: json.RawMessage(metadata)}, {Type: label, SessionID: s}} {
 				got, gotErr := ev.Encode()
