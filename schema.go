@@ -275,6 +275,7 @@ func (sc *jsonScanner) options(q *Question, p *quickSchema) bool {
 		return false
 	}
 	os := p.items
+	q.Options = make([]Option, 0, MaxOptions) // one allocation for the usual 2 to 4
 	ok := sc.array(func() bool {
 		var o Option
 		var seen [3]bool // label, description, preview
@@ -317,6 +318,9 @@ func (sc *jsonScanner) options(q *Question, p *quickSchema) bool {
 		q.Options = append(q.Options, o)
 		return true
 	})
+	if len(q.Options) == 0 {
+		q.Options = nil // as the slow path has it
+	}
 	return ok && p.validCount(len(q.Options))
 }
 
@@ -426,6 +430,38 @@ func (sc *jsonScanner) str() (string, bool) {
 	return "", false
 }
 
+// name reads a member name. The names of the protocol, spelt without escapes, come back
+// as constants, so that reading them allocates nothing.
+func (sc *jsonScanner) name() (string, bool) {
+	if sc.peek() != '"' {
+		return "", false
+	}
+	for j := sc.i + 1; j < len(sc.b); j++ {
+		c := sc.b[j]
+		if c == '"' {
+			if n, ok := protocolNames[string(sc.b[sc.i+1:j])]; ok {
+				sc.i = j + 1
+				return n, true
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+	}
+	return sc.str()
+}
+
+// protocolNames interns the member names of the protocol for jsonScanner.name.
+var protocolNames = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{"questions", "metadata", "question", "header", "options", "multiSelect", "label",
+		"description", "preview", "requestId", "answers", "declined", "selectedLabels", "customInput"} {
+		m[n] = n
+	}
+	return m
+}()
+
 // unescapeSimple unquotes the contents of a JSON string whose escapes are all of one
 // character (\n, \", ...), the escapes of multi-line previews, as encoding/json would. It
 // returns false for \u escapes, control characters and invalid UTF-8, which it leaves to
@@ -482,7 +518,7 @@ func (sc *jsonScanner) object(member func(name string) bool) bool {
 		return true
 	}
 	for {
-		name, ok := sc.str()
+		name, ok := sc.name()
 		if !ok || !sc.eat(':') || !member(name) {
 			return false
 		}
