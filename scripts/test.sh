@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 export PATH="$(go env GOPATH)/bin:$PATH"
-fuzztime="${FUZZTIME:-5s}"
+fuzztime="${FUZZTIME:-4s}"
 modules=(. bench e2e)
 
 step() { printf '\n== %s\n' "$*"; }
@@ -32,7 +32,7 @@ for m in "${modules[@]}"; do
 done
 
 step "fuzz targets, $fuzztime each"
-for target in .:FuzzParseArguments .:FuzzDeviceMessage .:FuzzCheckAnswers .:FuzzEnvelope .:FuzzQuickSchemaAgreesWithSchema .:FuzzDecodeJSONMatchesDecoder ./wshub:FuzzInbound; do
+for target in .:FuzzParseArguments .:FuzzDeviceMessage .:FuzzCheckAnswers .:FuzzEnvelope .:FuzzQuickSchemaAgreesWithSchema .:FuzzDecodeJSONMatchesDecoder .:FuzzParseArgumentsFastAgreesWithSlow .:FuzzResultDataFastAgreesWithDecoder .:FuzzEncodersAgreeWithMarshal .:FuzzScannerStringAgreesWithUnmarshal ./wshub:FuzzInbound; do
 	pkg="${target%%:*}" name="${target#*:}"
 	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg" | grep -v '^fuzz: elapsed' || exit 1
 done
