@@ -5,7 +5,7 @@
 #
 #   bash scripts/test.sh
 #
-# Environment: FUZZTIME (default 5s) per fuzz target; SKIP_E2E=1 skips the browser tests
+# Environment: FUZZTIME (default 4s) per fuzz target; SKIP_E2E=1 skips the browser tests
 # (CI never sets it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
