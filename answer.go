@@ -18,14 +18,15 @@ import (
 // label or a custom input, not both and not two labels; customInput, when present, is not
 // blank and not longer than the bound; no answer is empty.
 //
-// The returned problems, each with where it is, are nil when the answers are valid.
+// The returned problems, each with where it is, are nil when the answers are valid. Its
+// cost is bounded by what was asked, not by what was sent: an answer naming more labels
+// than its question has options is refused without looking at each label, and at most
+// [maxReportedProblems] problems are listed, then how many more there were.
 func CheckAnswers(req *Request, answers []Answer, maxCustomInput int) ([]Answer, []string) {
 	if maxCustomInput <= 0 {
 		maxCustomInput = DefaultMaxCustomInput
 	}
-	var problems []string
-	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-
+	problems := problemList{max: maxReportedProblems, where: "answers"}
 	byText := make(map[string]int, len(req.Questions))
 	for i, q := range req.Questions {
 		byText[q.Question] = i
@@ -33,17 +34,17 @@ func CheckAnswers(req *Request, answers []Answer, maxCustomInput int) ([]Answer,
 	out := make([]Answer, len(req.Questions))
 	answered := make([]bool, len(req.Questions))
 	if len(answers) == 0 {
-		add("answers: missing; answer each of the %d question(s)", len(req.Questions))
+		problems.addf("answers: missing; answer each of the %d question(s)", len(req.Questions))
 	}
 	for i, a := range answers {
 		where := answerPath(i) // formatted only into a problem
 		qi, ok := byText[a.Question]
 		if !ok {
-			add("%s.question: %q is not a question of this request", where, truncate(a.Question, 80))
+			problems.addf("%s.question: %q is not a question of this request", where, truncate(a.Question, 80))
 			continue
 		}
 		if answered[qi] {
-			add("%s.question: %q is answered more than once", where, truncate(a.Question, 80))
+			problems.addf("%s.question: %q is answered more than once", where, truncate(a.Question, 80))
 			continue
 		}
 		answered[qi] = true
@@ -52,43 +53,84 @@ func CheckAnswers(req *Request, answers []Answer, maxCustomInput int) ([]Answer,
 		if labels == nil {
 			labels = []string{}
 		}
+		if len(labels) > len(q.Options) {
+			problems.addf("%s.selectedLabels: %d labels, but the question has only %d options", where, len(labels), len(q.Options))
+			continue
+		}
 		for k, l := range labels {
 			if !slices.ContainsFunc(q.Options, func(o Option) bool { return o.Label == l }) {
-				add("%s.selectedLabels[%d]: %q is not an option of this question", where, k, truncate(l, 80))
+				problems.addf("%s.selectedLabels[%d]: %q is not an option of this question", where, k, truncate(l, 80))
 			} else if slices.Index(labels, l) < k {
-				add("%s.selectedLabels[%d]: %q is selected more than once", where, k, truncate(l, 80))
+				problems.addf("%s.selectedLabels[%d]: %q is selected more than once", where, k, truncate(l, 80))
 			}
 		}
 		if a.CustomInput != nil {
 			text := *a.CustomInput
 			switch n := utf8.RuneCountInString(text); {
 			case !utf8.ValidString(text):
-				add("%s.customInput: is not valid UTF-8", where)
+				problems.addf("%s.customInput: is not valid UTF-8", where)
 			case strings.TrimSpace(text) == "":
-				add("%s.customInput: must not be blank; send null when no text was typed", where)
+				problems.addf("%s.customInput: must not be blank; send null when no text was typed", where)
 			case n > maxCustomInput:
-				add("%s.customInput: %d characters is too long; at most %d are accepted", where, n, maxCustomInput)
+				problems.addf("%s.customInput: %d characters is too long; at most %d are accepted", where, n, maxCustomInput)
 			}
 		}
 		switch {
 		case len(labels) == 0 && a.CustomInput == nil:
-			add("%s: choose an option or type an answer", where)
+			problems.addf("%s: choose an option or type an answer", where)
 		case !q.MultiSelect && len(labels) > 1:
-			add("%s.selectedLabels: a single-select question takes one label, got %d", where, len(labels))
+			problems.addf("%s.selectedLabels: a single-select question takes one label, got %d", where, len(labels))
 		case !q.MultiSelect && len(labels) == 1 && a.CustomInput != nil:
-			add("%s: a single-select question takes an option or custom input, not both", where)
+			problems.addf("%s: a single-select question takes an option or custom input, not both", where)
 		}
 		out[qi] = Answer{Question: q.Question, SelectedLabels: labels, CustomInput: a.CustomInput}
 	}
 	for i, ok := range answered {
 		if !ok && len(answers) > 0 {
-			add("answers: no answer for questions[%d] %q", i, truncate(req.Questions[i].Question, 80))
+			problems.addf("answers: no answer for questions[%d] %q", i, truncate(req.Questions[i].Question, 80))
 		}
 	}
-	if problems != nil {
-		return nil, problems
+	if list := problems.list(); list != nil {
+		return nil, list
 	}
 	return out, nil
+}
+
+// maxReportedProblems bounds the problems listed for a refused answer, so that the reply
+// to a device stays small whatever it sent.
+const maxReportedProblems = 5
+
+// problemList collects problems, formatting only the first max and counting the rest.
+type problemList struct {
+	max   int
+	where string // the location of the last problem, which says how many more there were
+	items []string
+	more  int
+}
+
+func (p *problemList) addf(format string, args ...any) {
+	if len(p.items) >= p.max {
+		p.more++
+		return
+	}
+	p.items = append(p.items, fmt.Sprintf(format, args...))
+}
+
+// list returns the problems, ending with one that says how many more there were; nil
+// when there are none.
+func (p *problemList) list() []string {
+	if p.more > 0 {
+		return append(p.items, moreProblems(p.where, p.more))
+	}
+	return p.items
+}
+
+// moreProblems is the last problem of a list that was cut short.
+func moreProblems(where string, n int) string {
+	if n == 1 {
+		return where + ": …and 1 more problem, not listed"
+	}
+	return fmt.Sprintf("%s: …and %d more problems, not listed", where, n)
 }
 
 // answerPath is the location answers[i], for problem messages: formatting it only when a
@@ -103,4 +145,116 @@ func truncate(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n]) + "…"
+}
+
+// decodeResultData decodes a device's result strictly: unknown names, names given twice
+// and trailing data are refused. A result in the form devices send goes through
+// decodeResultDataFast; any other is decoded from its tree by resultDataFromTree, which
+// words every refusal.
+func decodeResultData(b []byte) (ResultData, error) {
+	if data, ok := decodeResultDataFast(b); ok {
+		return data, nil
+	}
+	tree, err := decodeJSON(b)
+	if err != nil {
+		return ResultData{}, fmt.Errorf("%w: %s data: not valid JSON: %v", ErrMalformedEvent, EventResult, err)
+	}
+	data, problem := resultDataFromTree(tree)
+	if problem != "" {
+		return ResultData{}, fmt.Errorf("%w: %s data: %s", ErrMalformedEvent, EventResult, problem)
+	}
+	return data, nil
+}
+
+// resultDataFromTree reads a device's result from its decoded tree, or says what is
+// wrong with it, where: "answers[0].selectedLabels: must be an array of strings, not a
+// string". Null answers, selectedLabels and customInput are absent.
+func resultDataFromTree(tree any) (ResultData, string) {
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return ResultData{}, "must be an object, not " + article(jsonTypeName(tree))
+	}
+	var data ResultData
+	for _, name := range sortedNames(obj) {
+		switch v := obj[name]; name {
+		case "requestId":
+			s, ok := v.(string)
+			if !ok {
+				return ResultData{}, "requestId: must be a string, not " + article(jsonTypeName(v))
+			}
+			data.RequestID = s
+		case "declined":
+			b, ok := v.(bool)
+			if !ok {
+				return ResultData{}, "declined: must be a boolean, not " + article(jsonTypeName(v))
+			}
+			data.Declined = b
+		case "answers":
+			if v == nil {
+				continue
+			}
+			arr, ok := v.([]any)
+			if !ok {
+				return ResultData{}, "answers: must be an array of answer objects, not " + article(jsonTypeName(v))
+			}
+			data.Answers = make([]Answer, 0, min(len(arr), MaxQuestions))
+			for i, av := range arr {
+				a, problem := answerFromTree(av)
+				if problem != "" {
+					return ResultData{}, answerPath(i).String() + problem
+				}
+				data.Answers = append(data.Answers, a)
+			}
+		default:
+			return ResultData{}, truncate(name, 40) + ": unknown field; the fields of a result are requestId, answers and declined"
+		}
+	}
+	return data, ""
+}
+
+// answerFromTree reads one answer; a problem starts with the location within the answer.
+func answerFromTree(v any) (Answer, string) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return Answer{}, ": must be an object, not " + article(jsonTypeName(v))
+	}
+	var a Answer
+	for _, name := range sortedNames(obj) {
+		switch v := obj[name]; name {
+		case "question":
+			s, ok := v.(string)
+			if !ok {
+				return Answer{}, ".question: must be a string, not " + article(jsonTypeName(v))
+			}
+			a.Question = s
+		case "selectedLabels":
+			if v == nil {
+				continue
+			}
+			arr, ok := v.([]any)
+			if !ok {
+				return Answer{}, ".selectedLabels: must be an array of strings, not " + article(jsonTypeName(v))
+			}
+			a.SelectedLabels = make([]string, 0, min(len(arr), MaxOptions))
+			for k, lv := range arr {
+				l, ok := lv.(string)
+				if !ok {
+					return Answer{}, fmt.Sprintf(".selectedLabels[%d]: must be a string, not %s", k, article(jsonTypeName(lv)))
+				}
+				a.SelectedLabels = append(a.SelectedLabels, l)
+			}
+		case "customInput":
+			if v == nil {
+				continue
+			}
+			s, ok := v.(string)
+			if !ok {
+				return Answer{}, ".customInput: must be a string or null, not " + article(jsonTypeName(v))
+			}
+			a.CustomInput = &s
+		default:
+			return Answer{}, fmt.Sprintf(".%s: unknown field; the fields of an answer are question, selectedLabels and customInput", truncate(name, 40))
+		}
+	}
+	return a, ""
 }

@@ -30,6 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -193,34 +194,53 @@ func (s SessionID) MarshalJSON() ([]byte, error) {
 	if s.numeric {
 		return []byte(s.id), nil
 	}
-	return json.Marshal(s.id)
+	return appendJSONString(nil, s.id), nil
 }
 
-// UnmarshalJSON reads a JSON integer or string. Fractions, exponents, and other JSON
+// UnmarshalJSON reads a JSON integer or string. Fractions, exponents, -0 and other JSON
 // types are refused.
 func (s *SessionID) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var str string
-		if err := json.Unmarshal(b, &str); err != nil {
-			return fmt.Errorf("askuser: sessionId: %w", err)
-		}
-		*s = SessionID{id: str}
-		return nil
+	id, problem := sessionIDFromJSON(bytes.TrimSpace(b))
+	if problem != "" {
+		return fmt.Errorf("%w: %s", ErrMalformedEvent, problem)
 	}
-	if isInteger(string(b)) {
-		*s = SessionID{id: string(b), numeric: true}
-		return nil
-	}
-	return fmt.Errorf("askuser: sessionId must be an integer or a string, got %.40s", b)
+	*s = id
+	return nil
 }
 
-// isInteger reports whether s is a canonical JSON integer: -?(0|[1-9][0-9]*), at most 40 digits.
+// sessionIDFromJSON reads a session id from its JSON text, or says what is wrong with it.
+func sessionIDFromJSON(b []byte) (SessionID, string) {
+	if len(b) > 0 && b[0] == '"' {
+		var str string
+		if json.Unmarshal(b, &str) != nil {
+			return SessionID{}, "sessionId: not a valid JSON string"
+		}
+		return SessionID{id: str}, ""
+	}
+	if isInteger(string(b)) {
+		return SessionID{id: string(b), numeric: true}, ""
+	}
+	if string(b) == "-0" {
+		return SessionID{}, "sessionId: -0 is not a session id; send 0"
+	}
+	if len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9') {
+		return SessionID{}, fmt.Sprintf("sessionId: must be an integer or a string, not %s", truncateBytes(string(b), 40))
+	}
+	what := "invalid JSON"
+	if v, err := decodeJSON(b); err == nil {
+		what = article(jsonTypeName(v))
+	}
+	return SessionID{}, "sessionId: must be an integer or a string, not " + what
+}
+
+// isInteger reports whether s is a canonical JSON integer of at most 40 digits:
+// -?(0|[1-9][0-9]*), but not -0, which would be a second spelling of 0.
 func isInteger(s string) bool {
-	if s != "" && s[0] == '-' {
+	neg := s != "" && s[0] == '-'
+	if neg {
 		s = s[1:]
 	}
-	if s == "" || len(s) > 40 || (len(s) > 1 && s[0] == '0') {
+	if s == "" || len(s) > 40 || (len(s) > 1 && s[0] == '0') || neg && s == "0" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -238,7 +258,11 @@ type Event struct {
 	Data      json.RawMessage `json:"data,omitempty"`
 }
 
-// NewEvent returns an event of the given type whose data is v encoded as JSON.
+// NewEvent returns an event of the given type whose data is v encoded as JSON. The data
+// types of the protocol ([AskData], [ResultData], [ResolvedData], [ErrorData]) are
+// written in the library's one spelling, the same on every Go release: strings escape
+// only what JSON requires plus U+2028 and U+2029, and invalid UTF-8 becomes U+FFFD. Any
+// other v is encoded with encoding/json.
 func NewEvent(typ string, session SessionID, v any) (Event, error) {
 	var data []byte
 	var err error
@@ -249,6 +273,10 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 		data, err = encodeAskData(a)
 	case ResolvedData: // sent for every question too
 		data, err = encodeResolvedData(a)
+	case ResultData:
+		data = encodeResultData(&a)
+	case ErrorData:
+		data = encodeErrorData(&a)
 	default:
 		data, err = marshal(v)
 	}
@@ -258,29 +286,26 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 	return Event{Type: typ, SessionID: session, Data: data}, nil
 }
 
-// Encode returns the event's wire form: compact JSON, with <, > and & left as they are
-// (unlike json.Marshal), which is what every transport sends. Data may be any JSON: it is
-// checked and compacted, as json.Marshal does with a json.RawMessage; invalid Data is an
-// error.
+// Encode returns the event's wire form, which is what every transport sends: compact
+// JSON, with the envelope's strings in the library's spelling (see [NewEvent]). Data may
+// be any JSON: it is checked and compacted, its strings copied as they are; invalid Data
+// is an error.
 func (e Event) Encode() ([]byte, error) {
-	// The envelope is written by hand; encoding/json would reach the same bytes through
-	// reflection. Only Data needs a scan, to check and compact it.
 	b := make([]byte, 0, len(e.Type)+len(e.SessionID.id)+len(e.Data)+40)
 	b = append(b, `{"type":`...)
-	b = appendJSONString(b, e.Type, false)
+	b = appendJSONString(b, e.Type)
 	b = append(b, `,"sessionId":`...)
 	if e.SessionID.numeric {
 		b = append(b, e.SessionID.id...)
 	} else {
-		b = appendJSONString(b, e.SessionID.id, true) // as SessionID.MarshalJSON: json.Marshal escapes <, > and &
+		b = appendJSONString(b, e.SessionID.id)
 	}
 	if len(e.Data) > 0 {
 		b = append(b, `,"data":`...)
-		buf := bytes.NewBuffer(b)
-		if json.Compact(buf, e.Data) != nil {
-			return marshal(e) // for encoding/json's own error
+		var problem string
+		if b, problem = appendCompactJSON(b, e.Data); problem != "" {
+			return nil, fmt.Errorf("askuser: encoding %s event: data is not valid JSON: %s", truncate(e.Type, 64), problem)
 		}
-		b = buf.Bytes()
 	}
 	return append(b, '}'), nil
 }
@@ -314,29 +339,89 @@ func truncateBytes(s string, n int) string {
 const maxEventBytes = 1 << 20
 
 // ParseEvent decodes one inbound message. It refuses, with an error wrapping
-// [ErrMalformedEvent], anything that is not a JSON object with a non-empty string "type",
-// an integer or string "sessionId" (it may be absent), and optional "data"; unknown
-// top-level keys are refused too.
+// [ErrMalformedEvent] that says what is wrong in the library's own words, anything that
+// is not a JSON object with a non-empty string "type", an integer or string "sessionId"
+// (it may be absent), and optional "data". Unknown top-level names, and names given
+// twice, are refused too. A "data" of null is no data.
 func ParseEvent(msg []byte) (Event, error) {
 	if len(msg) > maxEventBytes {
 		return Event{}, fmt.Errorf("%w: message of %d bytes exceeds %d", ErrMalformedEvent, len(msg), maxEventBytes)
 	}
-	var ev Event
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ev); err != nil {
-		return Event{}, fmt.Errorf("%w: %v", ErrMalformedEvent, err)
-	}
-	if dec.More() {
-		return Event{}, fmt.Errorf("%w: trailing data after the event", ErrMalformedEvent)
-	}
-	if ev.Type == "" {
-		return Event{}, fmt.Errorf("%w: missing \"type\"", ErrMalformedEvent)
-	}
-	if bytes.Equal(bytes.TrimSpace(ev.Data), []byte("null")) {
-		ev.Data = nil
+	ev, problem := parseEnvelope(msg)
+	if problem != "" {
+		return Event{}, fmt.Errorf("%w: %s", ErrMalformedEvent, problem)
 	}
 	return ev, nil
+}
+
+// parseEnvelope reads {"type","sessionId","data"} or says what is wrong with it.
+func parseEnvelope(msg []byte) (Event, string) {
+	if len(bytes.TrimSpace(msg)) == 0 {
+		return Event{}, "empty message; an event is a JSON object"
+	}
+	if problem := jsonSyntaxError(msg); problem != "" {
+		return Event{}, "not valid JSON: " + problem
+	}
+	// From here msg is one valid JSON value, so the walk below need not check syntax.
+	w := jsonWalker{b: msg}
+	w.space()
+	if w.b[w.i] != '{' {
+		return Event{}, "an event is a JSON object, not " + w.kind()
+	}
+	var ev Event
+	var seen [3]bool // type, sessionId, data
+	var problem string
+	w.members(func(name string) bool {
+		start := w.i
+		w.skip()
+		raw := msg[start:w.i]
+		var i int
+		switch name {
+		case "type":
+			i = 0
+			if raw[0] != '"' {
+				problem = "type: must be a string, not " + (&jsonWalker{b: raw}).kind()
+				return false
+			}
+			ev.Type = unquote(raw)
+		case "sessionId":
+			i = 1
+			if string(raw) != "null" {
+				ev.SessionID, problem = sessionIDFromJSON(raw)
+			}
+		case "data":
+			i = 2
+			if string(raw) != "null" {
+				ev.Data = raw
+			}
+		default:
+			problem = truncate(name, 40) + ": unknown field; the fields of an event are type, sessionId and data"
+			return false
+		}
+		if seen[i] {
+			problem = name + ": given twice; give each field once"
+		}
+		seen[i] = true
+		return problem == ""
+	})
+	if problem != "" {
+		return Event{}, problem
+	}
+	if ev.Type == "" {
+		return Event{}, `type: missing; every event has a non-empty "type"`
+	}
+	return ev, ""
+}
+
+// sortedNames returns the member names of obj in order, so that the first problem
+// reported is the same on every run.
+func sortedNames(obj map[string]any) []string {
+	names := make([]string, 0, len(obj))
+	for k := range obj {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // marshal encodes v as compact JSON without escaping <, > and &, which models and people
@@ -446,17 +531,24 @@ func ErrorCode(err error) string {
 	}
 }
 
+// maxErrorMessage bounds the message of an error event, in bytes.
+const maxErrorMessage = 512
+
 // ErrorEvent builds the [EventError] that tells a device why its event was refused.
-// requestID names the question concerned, when known; an [*AnswerError] supplies its own.
+// requestID names the question concerned, when known; an [*AnswerError] supplies its own,
+// and its problems go in the problems list, not again in the message. Whatever the device
+// sent, the event stays small: the message and the request id are cut short, and an
+// answer's problems are at most a handful (see [CheckAnswers]).
 func ErrorEvent(session SessionID, requestID string, err error) Event {
 	data := ErrorData{RequestID: requestID, Code: ErrorCode(err), Message: err.Error()}
 	if ae, ok := errors.AsType[*AnswerError](err); ok {
 		data.RequestID = ae.RequestID
+		data.Message = fmt.Sprintf("%v for request %q; see problems", ErrInvalidAnswer, truncateBytes(ae.RequestID, 128))
 		data.Problems = ae.Problems
 	}
-	ev, mErr := NewEvent(EventError, session, data)
-	if mErr != nil { // ErrorData always encodes; keep the contract total anyway
-		ev = Event{Type: EventError, SessionID: session}
+	data.RequestID = truncateBytes(data.RequestID, 128)
+	if len(data.Message) > maxErrorMessage {
+		data.Message = truncateBytes(data.Message, maxErrorMessage-3) + "…"
 	}
-	return ev
+	return Event{Type: EventError, SessionID: session, Data: encodeErrorData(&data)}
 }

@@ -272,7 +272,8 @@ func TestErrorEvent(t *testing.T) {
 	assert.Equal(t, EventError, ev.Type)
 	var data ErrorData
 	require.NoError(t, json.Unmarshal(ev.Data, &data))
-	assert.Equal(t, ErrorData{RequestID: "r9", Code: CodeInvalidAnswer, Message: ae.Error(), Problems: ae.Problems}, data)
+	assert.Equal(t, ErrorData{RequestID: "r9", Code: CodeInvalidAnswer, Message: `askuser: invalid answer for request "r9"; see problems`, Problems: ae.Problems}, data,
+		"the problems are listed once, not again in the message")
 
 	ev = ErrorEvent(IntSession(1), "r1", fmt.Errorf("wrapped: %w", ErrForbidden))
 	require.NoError(t, json.Unmarshal(ev.Data, &data))

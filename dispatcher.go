@@ -1,7 +1,6 @@
 package askuser
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -336,25 +335,6 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 		return d.reg.Decline(ev.SessionID, data.RequestID)
 	}
 	return d.reg.Answer(ev.SessionID, data.RequestID, data.Answers)
-}
-
-// decodeResultData decodes a device's result strictly: unknown fields and trailing data
-// are refused. A result in the form devices send goes through decodeResultDataFast; any
-// other, through encoding/json, which decides and words every refusal.
-func decodeResultData(b []byte) (ResultData, error) {
-	if data, ok := decodeResultDataFast(b); ok {
-		return data, nil
-	}
-	var data ResultData
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&data); err != nil {
-		return ResultData{}, fmt.Errorf("%w: %s data: %v", ErrMalformedEvent, EventResult, err)
-	}
-	if dec.More() {
-		return ResultData{}, fmt.Errorf("%w: %s data: trailing data", ErrMalformedEvent, EventResult)
-	}
-	return data, nil
 }
 
 // CancelSession ends every pending question of the session as [Cancelled], so that each

@@ -1,11 +1,12 @@
 package askuser
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // The fast paths (parseArgumentsFast, decodeResultDataFast, the hand-written encoders)
@@ -91,9 +92,9 @@ func TestResultDataFastPathTakesCommonForms(t *testing.T) {
 	}
 }
 
-// FuzzResultDataFastAgreesWithDecoder: whatever the fast path takes, encoding/json's
-// strict decoding takes too, with the same ResultData.
-func FuzzResultDataFastAgreesWithDecoder(f *testing.F) {
+// FuzzResultDataFastAgreesWithTree: whatever the fast path takes, the reference
+// decoding (resultDataFromTree) takes too, with the same ResultData.
+func FuzzResultDataFastAgreesWithTree(f *testing.F) {
 	for _, m := range fastResults {
 		f.Add([]byte(m))
 	}
@@ -109,11 +110,13 @@ func FuzzResultDataFastAgreesWithDecoder(f *testing.F) {
 		if !ok {
 			return
 		}
-		var slow ResultData
-		dec := json.NewDecoder(strings.NewReader(string(b)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&slow); err != nil || dec.More() {
-			t.Fatalf("fast path took what encoding/json refuses: %v\n%s", err, b)
+		tree, err := decodeJSON(b)
+		if err != nil {
+			t.Fatalf("fast path took invalid JSON: %v\n%s", err, b)
+		}
+		slow, problem := resultDataFromTree(tree)
+		if problem != "" {
+			t.Fatalf("fast path took what the reference refuses: %s\n%s", problem, b)
 		}
 		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("fast %#v\nslow %#v\n%s", fast, slow, b)
@@ -121,12 +124,15 @@ func FuzzResultDataFastAgreesWithDecoder(f *testing.F) {
 	})
 }
 
-// FuzzEncodersAgreeWithMarshal: the hand-written encoders write what encoding/json writes,
-// byte for byte, for any text.
+// FuzzEncodersAgreeWithMarshal: the hand-written encoders write valid JSON that
+// encoding/json reads back as the same value it reads from json.Marshal's output, in
+// the one spelling appendJSONString documents, for any text; and they refuse what
+// json.Marshal refuses.
 func FuzzEncodersAgreeWithMarshal(f *testing.F) {
 	f.Add("Which framework?", "Vue <3> & co", "```go\n\tx := 1\n```", "r1", `{"n": 1.50, "s": "<>&\u2028"}`, true, int64(1))
 	f.Add("\x00\x1f\"\\\b\f\u2028\u2029\xff\xfe", "日本語", "", "<r>", ``, false, int64(0))
 	f.Add("a", "b", "c", "d", `[1,`, false, int64(-1))
+	f.Add("\xed\xa0\x80", "\ufffd", "\u2028", "", `{"b":1,"a":{"d":[],"c":"\u00e9"},"b":2}`, false, int64(253402300800))
 	f.Fuzz(func(t *testing.T, text, label, preview, id, metadata string, multi bool, when int64) {
 		custom := text + label
 		var exp time.Time
@@ -143,41 +149,67 @@ func FuzzEncodersAgreeWithMarshal(f *testing.F) {
 			ExpiresAt: exp,
 		}
 		got, gotErr := encodeAskData(&a)
-		want, wantErr := marshal(a)
-		if string(got) != string(want) || (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
-			t.Fatalf("encodeAskData:\n%s %v\nmarshal:\n%s %v", got, gotErr, want, wantErr)
-		}
+		checkEncoding(t, "encodeAskData", got, gotErr, a)
 		for _, r := range []Response{{}, {Answers: []Answer{{Question: text, SelectedLabels: []string{label, preview}, CustomInput: &custom}, {Question: id, SelectedLabels: []string{}}, {}}}} {
-			want, err := marshal(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := encodeResponse(r); string(got) != string(want) {
-				t.Fatalf("encodeResponse:\n%s\nmarshal:\n%s", got, want)
-			}
+			checkEncoding(t, "encodeResponse", encodeResponse(r), nil, r)
 		}
 		for o := Outcome(-1); int(o) <= len(outcomeNames); o++ {
 			r := ResolvedData{RequestID: id, Outcome: o}
-			got, gotErr := encodeResolvedData(r)
-			want, wantErr := marshal(r)
-			if string(got) != string(want) || (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
-				t.Fatalf("encodeResolvedData:\n%s %v\nmarshal:\n%s %v", got, gotErr, want, wantErr)
-			}
+			got, err := encodeResolvedData(r)
+			checkEncoding(t, "encodeResolvedData", got, err, r)
 		}
+		rd := ResultData{RequestID: id, Answers: []Answer{{Question: text, SelectedLabels: []string{label}, CustomInput: &custom}}, Declined: multi}
+		checkEncoding(t, "encodeResultData", encodeResultData(&rd), nil, rd)
+		ed := ErrorData{RequestID: id, Code: label, Message: text, Problems: []string{preview, custom}}
+		checkEncoding(t, "encodeErrorData", encodeErrorData(&ed), nil, ed)
+		checkEncoding(t, "invalidResult", []byte(invalidResult([]string{text, label})), nil, map[string]any{"error": invalidMessage, "problems": []string{text, label}})
 		for _, s := range []SessionID{StringSession(text), IntSession(when), ParseSessionID(id)} {
 			for _, ev := range []Event{{Type: text, SessionID: s, Data: json.RawMessage(metadata)}, {Type: label, SessionID: s}} {
-				got, gotErr := ev.Encode()
-				want, wantErr := marshal(ev)
-				if string(got) != string(want) || (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
-					t.Fatalf("Encode:\n%s %v\nmarshal:\n%s %v", got, gotErr, want, wantErr)
-				}
+				got, err := ev.Encode()
+				checkEncoding(t, "Encode", got, err, ev)
 			}
 		}
 	})
 }
 
-// FuzzScannerStringAgreesWithUnmarshal: a string the scanner reads, encoding/json reads
-// alike.
+// checkEncoding checks one encoder's output against json.Marshal of v.
+func checkEncoding(t *testing.T, name string, got []byte, gotErr error, v any) {
+	t.Helper()
+	want, wantErr := json.Marshal(v)
+	if (gotErr == nil) != (wantErr == nil) {
+		t.Fatalf("%s: error %v, json.Marshal's %v", name, gotErr, wantErr)
+	}
+	if gotErr != nil {
+		return
+	}
+	if !json.Valid(got) || jsonSyntaxError(got) != "" {
+		t.Fatalf("%s: invalid JSON %q", name, got)
+	}
+	var gotV, wantV any
+	if err := json.Unmarshal(got, &gotV); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(want, &wantV); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gotV, wantV) {
+		t.Fatalf("%s: %s\nreads as %#v\njson.Marshal: %s\nreads as %#v", name, got, gotV, want, wantV)
+	}
+	// The one spelling: valid UTF-8, <, > and & as themselves, U+2028 and U+2029 escaped,
+	// U+FFFD as itself.
+	if !utf8.Valid(got) {
+		t.Fatalf("%s: invalid UTF-8 in %q", name, got)
+	}
+	for _, bad := range []string{`\u003c`, `\u003e`, `\u0026`, "\u2028", "\u2029", `\ufffd`} {
+		if bytes.Contains(got, []byte(bad)) {
+			t.Fatalf("%s: %q spelt %q", name, got, bad)
+		}
+	}
+}
+
+// FuzzScannerStringAgreesWithUnmarshal: a string the scanner reads, the reference
+// reading (decodeJSON) reads alike, and so does encoding/json when the input is valid
+// UTF-8.
 func FuzzScannerStringAgreesWithUnmarshal(f *testing.F) {
 	for _, s := range []string{`"plain"`, `"a\nb\t\"c\"\\d\/e\bf\fg\r"`, `"\u00e9\ud83d\ude00\ud800"`, "\"\xff\"", `"日本語"`, `"\x"`, "\"a\x01\"", `"\"`} {
 		f.Add([]byte(s))
@@ -186,6 +218,12 @@ func FuzzScannerStringAgreesWithUnmarshal(f *testing.F) {
 		sc := jsonScanner{b: b}
 		got, ok := sc.str()
 		if !ok || !sc.atEnd() {
+			return
+		}
+		if ref, err := decodeJSON(b); err != nil || got != ref {
+			t.Fatalf("scanner %q, decodeJSON %q, %v", got, ref, err)
+		}
+		if !utf8.Valid(b) {
 			return
 		}
 		var want string

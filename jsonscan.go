@@ -6,7 +6,6 @@ package askuser
 // fastpath_test.go fuzzes every reader against encoding/json.
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -200,8 +199,8 @@ func (sc *jsonScanner) metadata(req *Request, p *quickSchema) bool {
 	if err != nil || !ok || !p.valid(md) {
 		return false
 	}
-	req.Metadata, err = marshal(md)
-	return err == nil
+	req.Metadata = appendJSONValue(nil, md)
+	return true
 }
 
 // jsonScanner reads the few JSON shapes of the fast paths (the model's arguments, a
@@ -257,7 +256,7 @@ func (sc *jsonScanner) boolean() (v, ok bool) {
 }
 
 // str reads a string. One without escapes, control characters or invalid UTF-8 is taken
-// as it is; any other is unquoted by encoding/json, so that both read it alike.
+// as it is; any other is checked and unquoted as decodeJSON does, so that both read it alike.
 func (sc *jsonScanner) str() (string, bool) {
 	if sc.peek() != '"' {
 		return "", false
@@ -275,11 +274,11 @@ func (sc *jsonScanner) str() (string, bool) {
 			if s, ok := unescapeSimple(raw); ok {
 				return s, true
 			}
-			var s string
-			if json.Unmarshal(sc.b[start:j+1], &s) != nil {
+			token := sc.b[start : j+1]
+			if jsonSyntaxError(token) != "" {
 				return "", false
 			}
-			return s, true
+			return unquote(token), true
 		case c == '\\':
 			plain = false
 			j++ // the escaped byte, which may be a quote

@@ -1,7 +1,6 @@
 package askuser
 
 import (
-	"encoding/json"
 	"fmt"
 )
 
@@ -85,10 +84,13 @@ const invalidMessage = "Invalid arguments for ask_user_questions; fix every prob
 // invalidResult renders the tool result of an [Invalid] call:
 // {"error": "...", "problems": ["...", ...]}.
 func invalidResult(problems []string) string {
-	list, err := marshal(problems)
-	if err != nil { // a []string always encodes
-		list = []byte("[]")
+	b := make([]byte, 0, 160+16*len(problems))
+	b = append(b, `{"error": `...)
+	b = appendJSONString(b, invalidMessage)
+	b = append(b, `, "problems": `...)
+	if problems == nil {
+		problems = []string{}
 	}
-	msg, _ := json.Marshal(invalidMessage)
-	return `{"error": ` + string(msg) + `, "problems": ` + string(list) + `}`
+	b = appendStrings(b, problems)
+	return string(append(b, '}'))
 }

@@ -132,9 +132,21 @@ func parseArgumentsSlow(arguments []byte) (*Request, error) {
 	req := requestFromTree(tree)
 	problems = append(problems, req.problems()...)
 	if len(problems) > 0 {
-		return nil, &ArgumentsError{Problems: sortProblems(problems)}
+		return nil, &ArgumentsError{Problems: capProblems(sortProblems(problems))}
 	}
 	return req, nil
+}
+
+// maxArgumentProblems bounds the problems listed for invalid arguments: enough to fix
+// any call a model means, few enough that junk arguments cannot flood its context.
+const maxArgumentProblems = 20
+
+// capProblems keeps the first maxArgumentProblems and says how many more there were.
+func capProblems(p []string) []string {
+	if len(p) <= maxArgumentProblems {
+		return p
+	}
+	return append(p[:maxArgumentProblems:maxArgumentProblems], moreProblems("arguments", len(p)-maxArgumentProblems))
 }
 
 // Validate checks a Request built in Go by the same rules as [ParseArguments].
@@ -180,62 +192,15 @@ func decodeArguments(arguments []byte) (any, []string) {
 	return tree, nil
 }
 
-// decodeJSON decodes exactly one JSON value, keeping numbers as json.Number.
-//
-// Input without a number, the common case, goes to json.Unmarshal, which reads it in
-// place, where a json.Decoder copies it into a buffer grown by doubling (about three
-// times its size, allocated on every call). Unmarshal has no UseNumber, so input with a
-// number, and input Unmarshal refuses, go the Decoder's way: the tree, and any error, are
-// the same either way.
+// decodeJSON decodes exactly one JSON value into a tree of map[string]any, []any,
+// string, json.Number, bool and nil, the last of a repeated member name winning. Its
+// error says what is wrong in the library's own words (see jsonSyntaxError).
 func decodeJSON(b []byte) (any, error) {
-	if !mayHaveNumber(b) {
-		var v any
-		if json.Unmarshal(b, &v) == nil {
-			return v, nil
-		}
+	if problem := jsonSyntaxError(b); problem != "" {
+		return nil, errors.New(problem)
 	}
-	return decodeJSONNumbers(b)
-}
-
-// mayHaveNumber reports whether b, read as JSON, has a character that starts a number
-// outside every string. It skips each string with bytes.IndexByte, so that long texts
-// (previews) cost little.
-func mayHaveNumber(b []byte) bool {
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			for { // to the closing quote: one after an even run of backslashes
-				j := bytes.IndexByte(b[i+1:], '"')
-				if j < 0 {
-					return false // unterminated: not JSON, which Unmarshal will say
-				}
-				i += 1 + j
-				k := i - 1
-				for b[k] == '\\' {
-					k--
-				}
-				if (i-1-k)%2 == 0 {
-					break
-				}
-			}
-		case c == '-' || c >= '0' && c <= '9':
-			return true
-		}
-	}
-	return false
-}
-
-func decodeJSONNumbers(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, errors.New("unexpected data after the JSON value")
-	}
-	return v, nil
+	w := jsonWalker{b: b}
+	return w.value(), nil
 }
 
 // fieldsAt lists the fields allowed at an instance location, for error messages.
@@ -455,7 +420,7 @@ func requestFromTree(tree any) *Request {
 		req.Questions = append(req.Questions, q)
 	}
 	if md, ok := obj["metadata"].(map[string]any); ok {
-		req.Metadata, _ = marshal(md)
+		req.Metadata = appendJSONValue(nil, md)
 	}
 	return req
 }

@@ -1,6 +1,7 @@
 package askuser
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -34,13 +35,13 @@ var argumentCases = []argumentCase{
 	// The arguments as a whole.
 	{name: "empty", args: ``, problems: []string{`arguments: empty; expected a JSON object like {"questions": [...]}`}},
 	{name: "white space only", args: "  \n", problems: []string{`arguments: empty; expected a JSON object like {"questions": [...]}`}},
-	{name: "not JSON", args: `{questions: []}`, problems: []string{`arguments: not valid JSON: invalid character 'q' looking for beginning of object key string`}},
-	{name: "truncated JSON", args: `{"questions":[`, problems: []string{`arguments: not valid JSON: unexpected EOF`}},
-	{name: "trailing data", args: `{"questions":[` + q1 + `]} {}`, problems: []string{`arguments: not valid JSON: unexpected data after the JSON value`}},
+	{name: "not JSON", args: `{questions: []}`, problems: []string{`arguments: not valid JSON: invalid character 'q' at offset 1; expected a member name in double quotes`}},
+	{name: "truncated JSON", args: `{"questions":[`, problems: []string{`arguments: not valid JSON: unexpected end of input; expected a value`}},
+	{name: "trailing data", args: `{"questions":[` + q1 + `]} {}`, problems: []string{`arguments: not valid JSON: unexpected data after the JSON value at offset 202`}},
 	{name: "null", args: `null`, problems: []string{`arguments: must be an object, not null`}},
 	{name: "an array", args: `[` + q1 + `]`, problems: []string{`arguments: must be an object, not an array`}},
 	{name: "a number", args: `42`, problems: []string{`arguments: must be an object, not a number`}},
-	{name: "a string that is not JSON", args: `"please ask the user"`, problems: []string{`arguments: a JSON string whose content is not valid JSON: invalid character 'p' looking for beginning of value`}},
+	{name: "a string that is not JSON", args: `"please ask the user"`, problems: []string{`arguments: a JSON string whose content is not valid JSON: invalid character 'p' at offset 0; expected a value`}},
 	{name: "a string holding an array", args: `"[1]"`, problems: []string{`arguments: must be an object, not an array`}},
 	{name: "too large", args: `{"questions":[` + q1 + `],"metadata":{"pad":"` + strings.Repeat("x", MaxArgumentsBytes) + `"}}`, problems: []string{`arguments: 262367 bytes is too large; at most 262144 bytes are accepted`}},
 	{name: "unknown top-level field", args: `{"questions":[` + q1 + `],"question":"Which?"}`, problems: []string{`question: unknown field; the allowed fields here are questions, metadata`}},
@@ -51,7 +52,7 @@ var argumentCases = []argumentCase{
 	{name: "questions missing", args: `{}`, problems: []string{`questions: missing required field "questions"`}},
 	{name: "questions null", args: `{"questions":null}`, problems: []string{`questions: must be an array, not null`}},
 	{name: "questions an object", args: `{"questions":` + q1 + `}`, problems: []string{`questions: must be an array, not an object`}},
-	{name: "questions a string that is not JSON", args: `{"questions":"Which framework?"}`, problems: []string{`questions: must be an array of question objects; the string given is not valid JSON: invalid character 'W' looking for beginning of value`}},
+	{name: "questions a string that is not JSON", args: `{"questions":"Which framework?"}`, problems: []string{`questions: must be an array of question objects; the string given is not valid JSON: invalid character 'W' at offset 0; expected a value`}},
 	{name: "no questions", args: `{"questions":[]}`, problems: []string{`questions: must have 1 to 4 questions, got 0`}},
 	{name: "five questions", args: `{"questions":[` + q1 + `,` + strings.Replace(q1, "Which", "Two", 1) + `,` + strings.Replace(q1, "Which", "Three", 1) + `,` + strings.Replace(q1, "Which", "Four", 1) + `,` + strings.Replace(q1, "Which", "Five", 1) + `]}`, problems: []string{`questions: must have 1 to 4 questions, got 5`}},
 	{name: "a question that is a string", args: `{"questions":["Which framework?"]}`, problems: []string{`questions[0]: must be an object, not a string`}},
@@ -103,6 +104,20 @@ var argumentCases = []argumentCase{
 	{name: "duplicate labels", args: withQ(`"React"`, `"Vue"`), problems: []string{`questions[0].options[1].label: same label as questions[0].options[0].label; labels must be unique within a question`}},
 	{name: "duplicate labels up to white space", args: withQ(`"React"`, `"Vue "`), problems: []string{`questions[0].options[1].label: same label as questions[0].options[0].label; labels must be unique within a question`}},
 
+	{name: "more problems than are listed", args: `{"questions":[` + q1 + `]` + strings.Repeat(`,"x":1`, 1) + func() string {
+		var b strings.Builder
+		for i := range 30 {
+			fmt.Fprintf(&b, `,"extra%02d":1`, i)
+		}
+		return b.String()
+	}() + `}`, problems: func() []string {
+		var p []string
+		for i := range 20 {
+			p = append(p, fmt.Sprintf("extra%02d: unknown field; the allowed fields here are questions, metadata", i))
+		}
+		return append(p, "arguments: …and 11 more problems, not listed")
+	}()},
+
 	// Several problems at once: all are listed, in order.
 	{name: "every problem listed at once", args: `{"questions":[` + q1 + `,{"question":"Which tests?","header":"Tests and more","options":[{"label":" ","description":"unit"},{"label":"Other","description":"e2e","color":"red"}],"multiSelect":"yes"}],"extra":1}`, problems: []string{
 		`extra: unknown field; the allowed fields here are questions, metadata`,
@@ -138,15 +153,19 @@ var deviceCases = []deviceCase{
 	{name: "valid decline", msg: `{"type":"ask_user_questions_result","sessionId":123,"data":{"requestId":"r1","declined":true}}`},
 
 	// Not an event.
-	{name: "not JSON", msg: `hello`, code: CodeMalformedEvent, err: `askuser: malformed event: invalid character 'h' looking for beginning of value`},
-	{name: "empty message", msg: ``, code: CodeMalformedEvent, err: `askuser: malformed event: EOF`},
-	{name: "a JSON array", msg: `[]`, code: CodeMalformedEvent, err: `askuser: malformed event: json: cannot unmarshal array into Go value of type askuser.Event`},
-	{name: "missing type", msg: `{"sessionId":123,"data":{}}`, code: CodeMalformedEvent, err: `askuser: malformed event: missing "type"`},
-	{name: "type not a string", msg: `{"type":7,"sessionId":123}`, code: CodeMalformedEvent, err: `askuser: malformed event: json: cannot unmarshal number into Go struct field Event.type of type string`},
-	{name: "sessionId a fraction", msg: `{"type":"ask_user_questions_result","sessionId":1.5,"data":{}}`, code: CodeMalformedEvent, err: `askuser: malformed event: askuser: sessionId must be an integer or a string, got 1.5`},
-	{name: "sessionId an object", msg: `{"type":"ask_user_questions_result","sessionId":{"id":1},"data":{}}`, code: CodeMalformedEvent, err: `askuser: malformed event: askuser: sessionId must be an integer or a string, got {"id":1}`},
-	{name: "unknown envelope field", msg: `{"type":"ask_user_questions_result","sessionId":123,"data":{},"token":"x"}`, code: CodeMalformedEvent, err: `askuser: malformed event: json: unknown field "token"`},
-	{name: "two events in one message", msg: `{"type":"x"}{"type":"y"}`, code: CodeMalformedEvent, err: `askuser: malformed event: trailing data after the event`},
+	{name: "not JSON", msg: `hello`, code: CodeMalformedEvent, err: `askuser: malformed event: not valid JSON: invalid character 'h' at offset 0; expected a value`},
+	{name: "empty message", msg: ``, code: CodeMalformedEvent, err: `askuser: malformed event: empty message; an event is a JSON object`},
+	{name: "a JSON array", msg: `[]`, code: CodeMalformedEvent, err: `askuser: malformed event: an event is a JSON object, not an array`},
+	{name: "missing type", msg: `{"sessionId":123,"data":{}}`, code: CodeMalformedEvent, err: `askuser: malformed event: type: missing; every event has a non-empty "type"`},
+	{name: "type not a string", msg: `{"type":7,"sessionId":123}`, code: CodeMalformedEvent, err: `askuser: malformed event: type: must be a string, not a number`},
+	{name: "sessionId a fraction", msg: `{"type":"ask_user_questions_result","sessionId":1.5,"data":{}}`, code: CodeMalformedEvent, err: `askuser: malformed event: sessionId: must be an integer or a string, not 1.5`},
+	{name: "sessionId an object", msg: `{"type":"ask_user_questions_result","sessionId":{"id":1},"data":{}}`, code: CodeMalformedEvent, err: `askuser: malformed event: sessionId: must be an integer or a string, not an object`},
+	{name: "unknown envelope field", msg: `{"type":"ask_user_questions_result","sessionId":123,"data":{},"token":"x"}`, code: CodeMalformedEvent, err: `askuser: malformed event: token: unknown field; the fields of an event are type, sessionId and data`},
+	{name: "two events in one message", msg: `{"type":"x"}{"type":"y"}`, code: CodeMalformedEvent, err: `askuser: malformed event: not valid JSON: unexpected data after the JSON value at offset 12`},
+
+	{name: "sessionId -0", msg: `{"type":"ask_user_questions_result","sessionId":-0,"data":{}}`, code: CodeMalformedEvent, err: `askuser: malformed event: sessionId: -0 is not a session id; send 0`},
+	{name: "a field given twice", msg: `{"type":"ask_user_questions_result","sessionId":123,"type":"cancel"}`, code: CodeMalformedEvent, err: `askuser: malformed event: type: given twice; give each field once`},
+	{name: "a number too deep", msg: strings.Repeat("[", 10001) + strings.Repeat("]", 10001), code: CodeMalformedEvent, err: `askuser: malformed event: not valid JSON: objects and arrays nested more than 10000 deep at offset 10000`},
 
 	// Not an event the dispatcher takes.
 	{name: "unknown type", msg: `{"type":"delete_everything","sessionId":123}`, code: CodeUnsupportedEvent, err: `askuser: unsupported event type: "delete_everything"`},
@@ -154,11 +173,15 @@ var deviceCases = []deviceCase{
 
 	// A result event whose data is malformed.
 	{name: "result without data", msg: `{"type":"ask_user_questions_result","sessionId":123}`, code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result without data`},
-	{name: "data not an object", msg: `{"type":"ask_user_questions_result","sessionId":123,"data":"r1"}`, code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: json: cannot unmarshal string into Go value of type askuser.ResultData`},
+	{name: "data not an object", msg: `{"type":"ask_user_questions_result","sessionId":123,"data":"r1"}`, code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: must be an object, not a string`},
 	{name: "missing requestId", msg: `{"type":"ask_user_questions_result","sessionId":123,"data":{"answers":[]}}`, code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: missing requestId`},
-	{name: "unknown data field", msg: `{"type":"ask_user_questions_result","sessionId":123,"data":{"requestId":"r1","answers":[],"score":1}}`, code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: json: unknown field "score"`},
-	{name: "selectedLabels a string", msg: result(`[{"question":"Which framework?","selectedLabels":"Vue","customInput":null}]`), code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: json: cannot unmarshal string into Go struct field Answer.answers.selectedLabels of type []string`},
-	{name: "customInput a number", msg: result(`[{"question":"Which framework?","selectedLabels":[],"customInput":5}]`), code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: json: cannot unmarshal number into Go struct field Answer.answers.customInput of type string`},
+	{name: "unknown data field", msg: `{"type":"ask_user_questions_result","sessionId":123,"data":{"requestId":"r1","answers":[],"score":1}}`, code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: score: unknown field; the fields of a result are requestId, answers and declined`},
+	{name: "selectedLabels a string", msg: result(`[{"question":"Which framework?","selectedLabels":"Vue","customInput":null}]`), code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: answers[0].selectedLabels: must be an array of strings, not a string`},
+	{name: "customInput a number", msg: result(`[{"question":"Which framework?","selectedLabels":[],"customInput":5}]`), code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: answers[0].customInput: must be a string or null, not a number`},
+	{name: "answers an object", msg: result(goodExtras), code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: answers: must be an array of answer objects, not an object`},
+	{name: "an answer that is a string", msg: result(`["Vue"]`), code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: answers[0]: must be an object, not a string`},
+	{name: "a label that is a number", msg: result(`[{"question":"Which framework?","selectedLabels":[1],"customInput":null}]`), code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: answers[0].selectedLabels[0]: must be a string, not a number`},
+	{name: "unknown answer field", msg: result(`[{"question":"Which framework?","selectedLabels":["Vue"],"customInput":null,"confidence":1}]`), code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: answers[0].confidence: unknown field; the fields of an answer are question, selectedLabels and customInput`},
 	{name: "decline with answers", msg: `{"type":"ask_user_questions_result","sessionId":123,"data":{"requestId":"r1","declined":true,"answers":[` + goodExtras + `]}}`, code: CodeMalformedEvent, err: `askuser: malformed event: ask_user_questions_result data: a decline carries no answers`},
 
 	// A question that is not pending.
@@ -177,5 +200,7 @@ var deviceCases = []deviceCase{
 	{name: "a label selected twice", msg: result(`[{"question":"Which framework?","selectedLabels":["Vue"],"customInput":null},{"question":"Which extras?","selectedLabels":["Store","Store"],"customInput":null}]`), code: CodeInvalidAnswer, err: `askuser: invalid answer for request "r1": answers[1].selectedLabels[1]: "Store" is selected more than once`},
 	{name: "neither label nor text", msg: result(`[{"question":"Which framework?","selectedLabels":[],"customInput":null},` + goodExtras + `]`), code: CodeInvalidAnswer, err: `askuser: invalid answer for request "r1": answers[0]: choose an option or type an answer`},
 	{name: "blank Other text", msg: result(`[{"question":"Which framework?","selectedLabels":[],"customInput":"  "},` + goodExtras + `]`), code: CodeInvalidAnswer, err: `askuser: invalid answer for request "r1": answers[0].customInput: must not be blank; send null when no text was typed`},
+	{name: "more labels than options", msg: result(`[{"question":"Which framework?","selectedLabels":[` + strings.Repeat(`"",`, 21800) + `""],"customInput":null},` + goodExtras + `]`), code: CodeInvalidAnswer, err: `askuser: invalid answer for request "r1": answers[0].selectedLabels: 21801 labels, but the question has only 2 options`},
+	{name: "many problems, a few listed", msg: result(`[` + strings.Repeat(`{"question":"Which database?","selectedLabels":[],"customInput":null},`, 40) + goodExtras + `]`), code: CodeInvalidAnswer, err: `askuser: invalid answer for request "r1": answers[0].question: "Which database?" is not a question of this request; answers[1].question: "Which database?" is not a question of this request; answers[2].question: "Which database?" is not a question of this request; answers[3].question: "Which database?" is not a question of this request; answers[4].question: "Which database?" is not a question of this request; answers: …and 36 more problems, not listed`},
 	{name: "Other text too long", msg: result(`[{"question":"Which framework?","selectedLabels":[],"customInput":"` + strings.Repeat("a", DefaultMaxCustomInput+1) + `"},` + goodExtras + `]`), code: CodeInvalidAnswer, err: `askuser: invalid answer for request "r1": answers[0].customInput: 4001 characters is too long; at most 4000 are accepted`},
 }
