@@ -126,6 +126,20 @@ type AskData struct {
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
 
+// clone returns a copy of a that shares nothing mutable with it.
+func (a AskData) clone() AskData {
+	a.Metadata = bytes.Clone(a.Metadata)
+	if a.Questions != nil {
+		qs := make([]Question, len(a.Questions))
+		for i, q := range a.Questions {
+			q.Options = slices.Clone(q.Options)
+			qs[i] = q
+		}
+		a.Questions = qs
+	}
+	return a
+}
+
 // ResultData is the data of an [EventResult]: a device's answers, or its decline.
 type ResultData struct {
 	RequestID string   `json:"requestId"`

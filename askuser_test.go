@@ -332,7 +332,7 @@ func TestTranscript(t *testing.T) {
   - Store: State
   No answer: timed out
 `, Transcript(args, ResultTimeout))
-	assert.Equal(t, "ask_user_questions (invalid arguments)\n  Invalid question (1 problems)\n", Transcript(`{}`, invalidResult([]string{"x"})))
+	assert.Equal(t, "ask_user_questions (invalid arguments)\n  Invalid question (1 problem)\n", Transcript(`{}`, invalidResult([]string{"x"})))
 }
 
 // TestErrorsDocIsCurrent renders docs/ERRORS.md from the tables above; run

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -101,12 +102,22 @@ type Dispatcher struct {
 }
 
 // New returns a dispatcher that reaches devices through t. opts may be nil; it is copied.
+// New panics when a duration or bound in opts is negative: zero means the default, and
+// a negative value is a mistake better caught at start than guessed at.
 func New(t Transport, opts *Options) *Dispatcher {
 	d := &Dispatcher{t: t, grace: make(map[SessionID]*time.Timer)}
 	if opts != nil {
 		d.opts = *opts
 	}
-	if d.opts.Timeout <= 0 {
+	switch {
+	case d.opts.Timeout < 0:
+		panic("askuser: Options.Timeout is negative")
+	case d.opts.DisconnectGrace < 0:
+		panic("askuser: Options.DisconnectGrace is negative")
+	case d.opts.MaxCustomInput < 0:
+		panic("askuser: Options.MaxCustomInput is negative")
+	}
+	if d.opts.Timeout == 0 {
 		d.opts.Timeout = DefaultTimeout
 	}
 	if d.opts.NewRequestID == nil {
@@ -159,38 +170,69 @@ func (r Result) IsError() bool { return r.Outcome != Answered }
 // Invalid arguments end the call at once with a result listing every problem, and no
 // device is bothered. Dispatch always returns a result for the model; it never panics on
 // bad input.
+//
+// A call whose ID names a question still pending joins it and gets its outcome, when it
+// asks the same questions; when it asks different ones, it ends at once as [Invalid],
+// with a problem saying that the id is taken, and the pending question is left as it is.
 func (d *Dispatcher) Dispatch(ctx context.Context, call ToolCall) Result {
 	req, err := ParseArguments(call.Arguments)
 	if err != nil {
-		var problems []string
-		if ae, ok := errors.AsType[*ArgumentsError](err); ok {
-			problems = ae.Problems
-		}
-		res := Result{Content: invalidResult(problems), Outcome: Invalid, RequestID: call.ID, Problems: problems, Err: err}
-		d.report(call.Session, res, 0)
-		return res
+		return d.invalid(call.Session, call.ID, err)
 	}
 	return d.ask(ctx, call.Session, call.ID, req)
 }
 
 // Ask asks req, built in Go rather than by a model, with the same rules and outcomes as
-// [Dispatcher.Dispatch]. id may be empty.
+// [Dispatcher.Dispatch]. id may be empty. Ask keeps its own copy of req: changing req
+// afterwards changes nothing that devices are shown or answers are checked against.
 func (d *Dispatcher) Ask(ctx context.Context, session SessionID, id string, req *Request) Result {
-	if err := req.Validate(); err != nil {
-		ae, _ := errors.AsType[*ArgumentsError](err)
-		res := Result{Content: invalidResult(ae.Problems), Outcome: Invalid, RequestID: id, Problems: ae.Problems, Err: err}
-		d.report(session, res, 0)
-		return res
+	own, err := req.validated()
+	if err != nil {
+		return d.invalid(session, id, err)
 	}
-	return d.ask(ctx, session, id, req)
+	return d.ask(ctx, session, id, own)
+}
+
+// invalid ends a call refused before anything was asked; err is an [*ArgumentsError].
+func (d *Dispatcher) invalid(session SessionID, id string, err error) Result {
+	var problems []string
+	if ae, ok := errors.AsType[*ArgumentsError](err); ok {
+		problems = ae.Problems
+	}
+	res := Result{Content: invalidResult(problems), Outcome: Invalid, RequestID: id, Problems: problems, Err: err}
+	if !utf8.ValidString(id) || len(id) > MaxRequestIDBytes {
+		res.RequestID = ""
+	}
+	d.report(session, res, 0)
+	return res
 }
 
 // errNoDevice marks an [Undelivered] call refused because no device was connected.
 var errNoDevice = fmt.Errorf("%w: no device connected", ErrUndelivered)
 
+// MaxRequestIDBytes bounds a request id: a tool-call id, or one made by
+// [Options.NewRequestID].
+const MaxRequestIDBytes = 256
+
+// requestIDProblem says what is wrong with a request id, or returns "".
+func requestIDProblem(id string) string {
+	switch {
+	case !utf8.ValidString(id):
+		return "id: the tool-call id is not valid UTF-8, so no device could answer it; use another id"
+	case len(id) > MaxRequestIDBytes:
+		return fmt.Sprintf("id: the tool-call id of %d bytes is too long; at most %d bytes are accepted", len(id), MaxRequestIDBytes)
+	}
+	return ""
+}
+
 func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req *Request) Result {
 	if id == "" {
-		id = d.opts.NewRequestID()
+		if id = d.opts.NewRequestID(); id == "" {
+			return d.invalid(session, "", &ArgumentsError{Problems: []string{"id: Options.NewRequestID returned an empty id, which no device could answer"}})
+		}
+	}
+	if problem := requestIDProblem(id); problem != "" {
+		return d.invalid(session, id, &ArgumentsError{Problems: []string{problem}})
 	}
 	if d.opts.NoDevice == FailWithoutDevice && d.presence != nil && !d.presence.Connected(session) {
 		res := d.result(id, Resolution{Outcome: Undelivered, Err: errNoDevice})
@@ -198,6 +240,10 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 		return res
 	}
 	e, created, err := d.reg.Register(session, id, req, time.Now().Add(d.opts.Timeout))
+	if errors.Is(err, errIDTaken) {
+		return d.invalid(session, id, &ArgumentsError{Problems: []string{fmt.Sprintf(
+			"id: the tool-call id %q is already asking different questions, which are still waiting for the user; ask these in a call with its own id", truncate(id, 64))}})
+	}
 	if err != nil {
 		res := d.result(id, Resolution{Outcome: Shutdown, Err: err})
 		d.report(session, res, 0)
@@ -296,10 +342,20 @@ type ToolFunc func(ctx context.Context, call ToolCall) (string, error)
 // Wrap returns a ToolFunc that routes ask_user_questions calls to d, with no permission
 // check in between (asking is not an action the person has to approve), and passes
 // every other call to next untouched. When next is nil, other tools get an error.
+//
+// For ask_user_questions the returned string is always the tool result for the model
+// ([Result.Content]). The error is nil when the person answered; otherwise it is a
+// [*ResultError] whose Error is that same content, so that a host that turns a tool's
+// error into an error result for the model (is_error, say) sends exactly what askuser
+// means either way.
 func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
 	return func(ctx context.Context, call ToolCall) (string, error) {
 		if call.Name == ToolName {
-			return d.Dispatch(ctx, call).Content, nil
+			res := d.Dispatch(ctx, call)
+			if res.IsError() {
+				return res.Content, &ResultError{Result: res}
+			}
+			return res.Content, nil
 		}
 		if next == nil {
 			return "", fmt.Errorf("askuser: no dispatcher for tool %q", call.Name)
@@ -307,6 +363,19 @@ func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
 		return next(ctx, call)
 	}
 }
+
+// ResultError is the error of a call that ended without an answer, as [Dispatcher.Wrap]
+// returns it. Its Error is the tool result for the model, and errors.Is finds the
+// outcome's sentinel ([ErrTimeout], [ErrDeclined], ...) through it.
+type ResultError struct {
+	Result Result
+}
+
+// Error returns the tool result content.
+func (e *ResultError) Error() string { return e.Result.Content }
+
+// Unwrap returns the outcome's error, [Result.Err].
+func (e *ResultError) Unwrap() error { return e.Result.Err }
 
 // HandleEvent takes one event from a device of ev.SessionID, which the transport must
 // have checked the device may act for. It takes [EventResult] events: answers, or
@@ -350,6 +419,7 @@ func (d *Dispatcher) Waiting(session SessionID) bool { return d.reg.Waiting(sess
 
 // Pending returns the session's pending questions, oldest first, as the data of their
 // ask events: to show a device that connects, or to list what the person owes an answer.
+// They are copies: changing them changes nothing pending.
 func (d *Dispatcher) Pending(session SessionID) []AskData { return d.reg.Pending(session) }
 
 // Disconnected tells the dispatcher that the session's last device has gone. It applies

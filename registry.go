@@ -25,6 +25,9 @@ type Registry struct {
 	onEnd func(*Entry, Resolution)
 }
 
+// errIDTaken refuses a question whose id is taken by a different pending question.
+var errIDTaken = errors.New("askuser: request id taken by a different pending question")
+
 // key is a struct, not a joined string: session ids may contain any character.
 type key struct {
 	session SessionID
@@ -101,7 +104,8 @@ func NewRegistry(maxCustomInput int) *Registry {
 // Register adds a pending question. expiresAt is when waiters stop waiting (zero: never).
 // When a question with the same session and id is already pending, Register returns it
 // with created false and leaves it as it is: the caller should wait on it, not ask again.
-// After [Registry.Close], Register returns [ErrClosed].
+// When that question asks something else than req, Register returns errIDTaken and
+// changes nothing. After [Registry.Close], Register returns [ErrClosed].
 //
 // Register counts its caller as a waiter of the entry, who must then call [Registry.Wait]
 // once: a question ends as [Cancelled] when the contexts of all its waiters have ended,
@@ -114,6 +118,9 @@ func (r *Registry) Register(session SessionID, requestID string, req *Request, e
 		return nil, false, ErrClosed
 	}
 	if old, ok := r.pending[k]; ok {
+		if !old.req.equal(req) {
+			return nil, false, errIDTaken
+		}
 		old.waiters++
 		return old, false, nil
 	}
@@ -232,7 +239,8 @@ func (r *Registry) CancelSession(session SessionID, res Resolution) int {
 	return len(ended)
 }
 
-// Pending returns the data of the session's pending questions, oldest first.
+// Pending returns the data of the session's pending questions, oldest first. Each is a
+// copy: changing it changes nothing pending.
 func (r *Registry) Pending(session SessionID) []AskData {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -242,7 +250,7 @@ func (r *Registry) Pending(session SessionID) []AskData {
 	}
 	out := make([]AskData, 0, l.n)
 	for e := l.first; e != nil; e = e.next {
-		out = append(out, e.AskData())
+		out = append(out, e.AskData().clone())
 	}
 	return out
 }

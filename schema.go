@@ -149,17 +149,65 @@ func capProblems(p []string) []string {
 	return append(p[:maxArgumentProblems:maxArgumentProblems], moreProblems("arguments", len(p)-maxArgumentProblems))
 }
 
-// Validate checks a Request built in Go by the same rules as [ParseArguments].
+// Validate checks a Request built in Go by the same rules as [ParseArguments], so that
+// whatever can be asked can be answered: every text must also be valid UTF-8 (a device
+// is shown U+FFFD for a byte that is not, and could never echo the text asked), and
+// Metadata, when set, a JSON object.
 func (r *Request) Validate() error {
-	if r == nil {
-		return &ArgumentsError{Problems: []string{"arguments: missing"}}
-	}
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return &ArgumentsError{Problems: []string{"arguments: " + err.Error()}}
-	}
-	_, err = ParseArguments(raw)
+	_, err := r.validated()
 	return err
+}
+
+// validated validates r as Validate does and returns the request as ParseArguments
+// reads it: a copy that shares nothing with r, its metadata in the library's spelling.
+func (r *Request) validated() (*Request, error) {
+	if r == nil {
+		return nil, &ArgumentsError{Problems: []string{"arguments: missing"}}
+	}
+	var problems []string
+	text := func(s string, where func() string) {
+		if !utf8.ValidString(s) {
+			problems = append(problems, where()+": is not valid UTF-8")
+		}
+	}
+	for i, q := range r.Questions {
+		qp := func() string { return "questions[" + strconv.Itoa(i) + "]" }
+		text(q.Question, func() string { return qp() + ".question" })
+		text(q.Header, func() string { return qp() + ".header" })
+		for k, o := range q.Options {
+			op := func() string { return qp() + ".options[" + strconv.Itoa(k) + "]" }
+			text(o.Label, func() string { return op() + ".label" })
+			text(o.Description, func() string { return op() + ".description" })
+			text(o.Preview, func() string { return op() + ".preview" })
+		}
+	}
+	if len(r.Metadata) > 0 {
+		if _, err := decodeJSON(r.Metadata); err != nil {
+			problems = append(problems, "metadata: not valid JSON: "+err.Error())
+		}
+	}
+	if problems != nil {
+		return nil, &ArgumentsError{Problems: capProblems(sortProblems(problems))}
+	}
+	return ParseArguments(encodeRequest(r))
+}
+
+// encodeRequest encodes r as the model would send it.
+func encodeRequest(r *Request) []byte {
+	b := append([]byte(nil), `{"questions":`...)
+	b = appendQuestions(b, r.Questions)
+	if len(r.Metadata) > 0 {
+		b = append(b, `,"metadata":`...)
+		b = append(b, r.Metadata...)
+	}
+	return append(b, '}')
+}
+
+// equal reports whether r and o ask the same: the same questions, options and metadata.
+func (r *Request) equal(o *Request) bool {
+	return bytes.Equal(r.Metadata, o.Metadata) && slices.EqualFunc(r.Questions, o.Questions, func(a, b Question) bool {
+		return a.Question == b.Question && a.Header == b.Header && a.MultiSelect == b.MultiSelect && slices.Equal(a.Options, b.Options)
+	})
 }
 
 // decodeArguments decodes the arguments into a generic JSON tree, unwrapping the two

@@ -8,8 +8,10 @@ import (
 
 // Summary returns a one-line summary of an ask_user_questions tool result for a UI,
 // such as "Answered 2 questions", or in Chinese "回答了 2 个问题" (§3.8). locale is a BCP 47
-// tag or the like: one starting with "zh" gives Chinese, anything else English. Content
-// that is not a result of this tool is summarized as such, never an error.
+// tag or the like: one starting with "zh" gives Chinese, anything else English. The
+// content is read as JSON, so a result that went through a JSON encoder on its way to a
+// history (other spacing, escapes) is summarized alike. Content that is not a result of
+// this tool is summarized as such, never an error.
 func Summary(content, locale string) string {
 	zh := strings.HasPrefix(strings.ToLower(strings.TrimSpace(locale)), "zh")
 	pick := func(en, cn string) string {
@@ -26,7 +28,8 @@ func Summary(content, locale string) string {
 	if err := json.Unmarshal([]byte(content), &v); err != nil {
 		return pick("Unrecognized result", "无法识别的结果")
 	}
-	if v.Answers != nil {
+	switch {
+	case v.Answers != nil:
 		n := len(v.Answers)
 		if zh {
 			return fmt.Sprintf("回答了 %d 个问题", n)
@@ -35,23 +38,30 @@ func Summary(content, locale string) string {
 			return "Answered 1 question"
 		}
 		return fmt.Sprintf("Answered %d questions", n)
-	}
-	switch content {
-	case ResultTimeout:
-		return pick("No answer: timed out", "未回答:已超时")
-	case ResultCancelled:
-		return pick("No answer: session cancelled", "未回答:会话已取消")
-	case ResultDeclined:
-		return pick("Declined to answer", "用户拒绝回答")
-	case ResultNoDevice, ResultSendFailed:
-		return pick("Not asked: no device reached", "未提问:没有可用设备")
-	case ResultDisconnected:
-		return pick("No answer: disconnected", "未回答:连接已断开")
-	case ResultShutdown:
-		return pick("No answer: service shutting down", "未回答:服务正在关闭")
-	}
-	if v.Problems != nil {
-		return pick(fmt.Sprintf("Invalid question (%d problems)", len(v.Problems)), fmt.Sprintf("提问无效(%d 个问题)", len(v.Problems)))
+	case v.Error != nil && v.Problems != nil:
+		n := len(v.Problems)
+		if zh {
+			return fmt.Sprintf("提问无效(%d 处错误)", n)
+		}
+		if n == 1 {
+			return "Invalid question (1 problem)"
+		}
+		return fmt.Sprintf("Invalid question (%d problems)", n)
+	case v.Error != nil:
+		switch "{\"error\": " + string(appendJSONString(nil, *v.Error)) + "}" {
+		case ResultTimeout:
+			return pick("No answer: timed out", "未回答:已超时")
+		case ResultCancelled:
+			return pick("No answer: session cancelled", "未回答:会话已取消")
+		case ResultDeclined:
+			return pick("Declined to answer", "用户拒绝回答")
+		case ResultNoDevice, ResultSendFailed:
+			return pick("Not asked: no device reached", "未提问:没有可用设备")
+		case ResultDisconnected:
+			return pick("No answer: disconnected", "未回答:连接已断开")
+		case ResultShutdown:
+			return pick("No answer: service shutting down", "未回答:服务正在关闭")
+		}
 	}
 	return pick("Unrecognized result", "无法识别的结果")
 }

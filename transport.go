@@ -170,9 +170,10 @@ func (d *MemoryDevice) Recv(ctx context.Context) (Event, error) {
 	}
 }
 
-// Send delivers an event from the device, as a real transport would: the session is
-// forced to the device's own, and a refusal is both returned and queued back to this
-// device as an [EventError].
+// Send delivers an event from the device, as a real transport would, with the session
+// forced to the device's own, and returns the Inbound's verdict: nil when the event was
+// accepted, the refusal otherwise. Unlike a real transport it does not also queue the
+// refusal to the device as an [EventError], so that each refusal is reported once.
 func (d *MemoryDevice) Send(ctx context.Context, ev Event) error {
 	d.t.mu.Lock()
 	in := d.t.inbound
@@ -181,11 +182,7 @@ func (d *MemoryDevice) Send(ctx context.Context, ev Event) error {
 		return errors.New("askuser: MemoryTransport has no Inbound; call Bind")
 	}
 	ev.SessionID = d.session
-	err := in.HandleEvent(ctx, ev)
-	if err != nil {
-		d.push(ErrorEvent(d.session, ev.RequestID(), err))
-	}
-	return err
+	return in.HandleEvent(ctx, ev)
 }
 
 // Close disconnects the device. When it was the session's last, the Inbound is told.
