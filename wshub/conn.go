@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/askuser-go/askuser"
 	"github.com/coder/websocket"
@@ -23,13 +24,25 @@ type Conn struct {
 	raw      net.Conn // nil only if the hijack went unseen; see hijackRecorder
 	sessions []askuser.SessionID
 
-	// The outbound queue: a slice that grows as messages wait and is let go once a burst
-	// has drained, so that an idle connection holds no buffer for the collector to scan.
-	// queue[head:] waits, oldest first; wake (buffer 1) tells the writer there is more.
-	qmu   sync.Mutex
-	queue [][]byte
-	head  int
-	wake  chan struct{}
+	// What waits to be written, oldest first: replay, the questions pending when the
+	// connection joined, each encoded only when its turn comes; then queue[head:], the
+	// encoded events sent since, which hold queued bytes. The queue grows as messages
+	// wait and is let go once a burst has drained, so that an idle connection holds no
+	// buffer for the collector to scan. wake (buffer 1) tells the writer there is more.
+	qmu    sync.Mutex
+	replay []pendingAsk
+	queue  [][]byte
+	head   int
+	queued int
+	wake   chan struct{}
+
+	// asked holds the questions this connection has been given an ask for (in the
+	// replay or the queue) and not yet their resolution, so that it is never given one
+	// twice. Guarded by hub.mu.
+	asked map[askKey]struct{}
+
+	// limit is the inbound rate limit, charged for messages, pings and costly refusals.
+	limit bucket
 
 	// ctx ends when the connection does; it bounds its reads, writes and OnEvent calls.
 	// Ending it closes raw, which fails any read or write in progress; ioCtx, given to each
@@ -55,6 +68,18 @@ type Conn struct {
 	loops sync.WaitGroup // the writer and the pinger
 }
 
+// pendingAsk is a question pending when a connection joined, waiting to be written to it.
+type pendingAsk struct {
+	session askuser.SessionID
+	ask     askuser.AskData
+}
+
+// askKey names a question: its session and request id.
+type askKey struct {
+	session askuser.SessionID
+	id      string
+}
+
 func newConn(h *Hub, ws *websocket.Conn, raw net.Conn, sessions []askuser.SessionID) *Conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Conn{
@@ -67,7 +92,10 @@ func newConn(h *Hub, ws *websocket.Conn, raw net.Conn, sessions []askuser.Sessio
 		cancel:   cancel,
 		ioCtx:    ctx,
 		closeReq: make(chan struct{}),
+		asked:    make(map[askKey]struct{}),
 	}
+	rate := float64(h.opts.MaxMessagesPerSecond)
+	c.limit = bucket{rate: rate, burst: 2 * rate, tokens: 2 * rate}
 	if raw != nil {
 		context.AfterFunc(ctx, func() { _ = raw.Close() })
 		c.ioCtx = context.Background()
@@ -96,21 +124,25 @@ func (c *Conn) Send(ctx context.Context, ev askuser.Event) error {
 		return ErrConnClosed
 	}
 	if !c.enqueue(b) {
+		c.kill()
 		return errQueueFull
 	}
 	return nil
 }
 
-// enqueue queues b without blocking and reports whether it did; a full queue drops the
-// connection.
+// enqueue queues b without blocking and reports whether it did. When the queue is full,
+// in messages or in bytes, the connection is marked dropped (nothing more is queued, so
+// that it never misses one event and gets a later one) and enqueue returns false: the
+// caller must then call kill, once it holds no lock.
 func (c *Conn) enqueue(b []byte) bool {
 	if c.dead.Load() {
 		return false
 	}
 	c.qmu.Lock()
-	if len(c.queue)-c.head >= c.hub.opts.QueueSize {
+	waiting := len(c.queue) - c.head
+	if waiting >= c.hub.opts.QueueSize || waiting > 0 && c.queued+len(b) > c.hub.opts.QueueBytes {
 		c.qmu.Unlock()
-		c.drop(errQueueFull)
+		c.markDropped(errQueueFull)
 		return false
 	}
 	if len(c.queue) == cap(c.queue) && c.head > 0 {
@@ -120,21 +152,44 @@ func (c *Conn) enqueue(b []byte) bool {
 		c.queue, c.head = c.queue[:n], 0
 	}
 	c.queue = append(c.queue, b)
+	c.queued += len(b)
 	c.qmu.Unlock()
+	c.signal()
+	return true
+}
+
+// signal tells the writer there is something to write.
+func (c *Conn) signal() {
 	select {
 	case c.wake <- struct{}{}:
 	default: // the writer has been told already
 	}
-	return true
 }
 
 // keepQueue is the largest queue capacity kept once the queue is empty; a bigger one, left
 // by a burst, is let go.
 const keepQueue = 16
 
-// dequeue takes the oldest queued message, if any.
+// dequeue takes the next message to write, if any: a replayed question first, encoded
+// now, then the oldest queued message. It returns a nil message and true for a replayed
+// question that does not encode, which is skipped.
 func (c *Conn) dequeue() ([]byte, bool) {
 	c.qmu.Lock()
+	if len(c.replay) > 0 {
+		p := c.replay[0]
+		c.replay[0] = pendingAsk{}
+		c.replay = c.replay[1:]
+		if len(c.replay) == 0 {
+			c.replay = nil
+		}
+		c.qmu.Unlock()
+		ev, err := askuser.NewEvent(askuser.EventAsk, p.session, p.ask)
+		if err != nil {
+			return nil, true // a pending question always encodes; skip it if not
+		}
+		b, err := ev.Encode()
+		return b, err == nil
+	}
 	defer c.qmu.Unlock()
 	if c.head == len(c.queue) {
 		return nil, false
@@ -142,6 +197,7 @@ func (c *Conn) dequeue() ([]byte, bool) {
 	b := c.queue[c.head]
 	c.queue[c.head] = nil
 	c.head++
+	c.queued -= len(b)
 	if c.head == len(c.queue) {
 		c.head = 0
 		if cap(c.queue) > keepQueue {
@@ -157,12 +213,18 @@ func (c *Conn) dequeue() ([]byte, bool) {
 var errQueueFull = fmt.Errorf("%w: outbound queue full", ErrConnClosed)
 
 // drop cuts the connection off at once, without a close handshake: its peer is too slow
-// or gone, and waiting on it is what must not happen. The first reason is kept.
+// or gone, and waiting on it is what must not happen. The first reason is kept. drop
+// closes the network connection: it must not be called with the hub's lock held.
 func (c *Conn) drop(reason error) {
+	c.markDropped(reason)
+	c.kill()
+}
+
+// markDropped records why the connection is dropped and stops every delivery to it.
+func (c *Conn) markDropped(reason error) {
 	c.dropOnce.Do(func() {
 		c.dropErr = reason
 		c.dead.Store(true)
-		c.kill()
 	})
 }
 
@@ -195,10 +257,20 @@ func (c *Conn) closing() bool {
 	}
 }
 
+// violationCloseWait is how long the hub waits for the close reply of a peer it closes
+// for breaking a rule (a flood, a binary message): the close frame says why, but such a
+// peer gets no more of the hub's time, which the wait would spend reading what it sends.
+const violationCloseWait = 250 * time.Millisecond
+
 // closeHandshake closes with the requested status, cutting the peer off when it does not
-// answer within the write timeout.
+// answer in time: within the write timeout, or violationCloseWait for a peer closed for
+// breaking a rule.
 func (c *Conn) closeHandshake() {
-	t := time.AfterFunc(c.hub.opts.WriteTimeout, c.kill)
+	wait := c.hub.opts.WriteTimeout
+	if c.closeCode == websocket.StatusPolicyViolation || c.closeCode == websocket.StatusUnsupportedData {
+		wait = min(wait, violationCloseWait)
+	}
+	t := time.AfterFunc(wait, c.kill)
 	defer t.Stop()
 	_ = c.ws.Close(c.closeCode, c.closeReason)
 }
@@ -211,7 +283,7 @@ func (c *Conn) writeLoop() {
 			if c.ctx.Err() != nil {
 				return // ended meanwhile: the reason is the reader's, not a failed write
 			}
-			if !c.write(b) {
+			if b != nil && !c.write(b) {
 				return
 			}
 			continue
@@ -239,7 +311,7 @@ func (c *Conn) flush() bool {
 		if !ok {
 			return true
 		}
-		if !c.write(b) {
+		if b != nil && !c.write(b) {
 			return false
 		}
 	}
@@ -264,13 +336,19 @@ func (c *Conn) write(b []byte) bool {
 // for a big message, is let go.
 const maxKeptReadBuffer = 4 << 10
 
+// errBinary ends a connection that sent a binary message: events are JSON text.
+var errBinary = errors.New("wshub: binary message; events are JSON text messages")
+
 // read reads one message. Reading into the connection's own buffer and copying the
 // message out allocates its exact size once, where reading it whole grows a new buffer for
-// each message; the copy is the caller's to keep.
+// each message; the copy is the caller's to keep. A binary message is not read.
 func (c *Conn) read() ([]byte, error) {
-	_, r, err := c.ws.Reader(c.ioCtx)
+	typ, r, err := c.ws.Reader(c.ioCtx)
 	if err != nil {
 		return nil, err
+	}
+	if typ != websocket.MessageText {
+		return nil, errBinary
 	}
 	c.rbuf.Reset()
 	_, err = c.rbuf.ReadFrom(r)
@@ -312,31 +390,58 @@ var errFlood = errors.New("wshub: inbound message rate exceeded")
 
 // readLoop reads and handles inbound messages until the connection ends, and returns why.
 func (c *Conn) readLoop() error {
-	rate := float64(c.hub.opts.MaxMessagesPerSecond)
-	lim := bucket{rate: rate, burst: 2 * rate, tokens: 2 * rate}
 	for {
 		msg, err := c.read()
+		if errors.Is(err, errBinary) {
+			c.requestClose(websocket.StatusUnsupportedData, "binary messages are not accepted; send events as JSON text")
+			return err
+		}
 		if err != nil {
 			return err
 		}
 		if c.closing() {
 			continue // closing: drain until the peer's close frame
 		}
-		if !lim.allow(time.Now()) {
+		if !c.limit.take(1) {
 			c.requestClose(websocket.StatusPolicyViolation, "too many messages")
 			return errFlood
 		}
-		c.handle(msg)
+		if !c.handle(msg) {
+			// A refusal costs more than an accepted event, and more the bigger the
+			// message: what was sent has been read and parsed for nothing. The bucket
+			// may go below zero, so that the next message, or ping, is over the limit.
+			c.limit.charge(refusalCost + float64(len(msg))/refusalBytesPerToken)
+		}
 	}
 }
 
+// The extra cost of a refused message, in tokens of the rate limit: refusalCost, plus one
+// for every refusalBytesPerToken bytes it holds. With the defaults, a refused 64 KiB
+// answer costs as much as 21 accepted events.
+const (
+	refusalCost          = 4
+	refusalBytesPerToken = 4096
+)
+
+// onPing is the websocket library's callback for each ping the peer sends: pings count
+// against the rate limit like messages, and one over the limit gets no pong and ends the
+// connection.
+func (c *Conn) onPing(context.Context, []byte) bool {
+	if c.limit.take(1) {
+		return true
+	}
+	c.requestClose(websocket.StatusPolicyViolation, "too many messages")
+	return false
+}
+
 // handle takes one inbound message: it parses it, checks which session it acts for, and
-// hands it on. Every refusal goes back to this connection alone.
-func (c *Conn) handle(msg []byte) {
+// hands it on. Every refusal goes back to this connection alone; handle reports whether
+// the message was accepted.
+func (c *Conn) handle(msg []byte) bool {
 	ev, err := askuser.ParseEvent(msg)
 	if err != nil {
 		c.refuse(c.defaultSession(), "", err)
-		return
+		return false
 	}
 	// The request id only labels a refusal, and finding it decodes the data again: it is
 	// looked up only for one.
@@ -347,7 +452,7 @@ func (c *Conn) handle(msg []byte) {
 			s = c.defaultSession()
 		}
 		c.refuse(s, ev.RequestID(), err)
-		return
+		return false
 	}
 	ev.SessionID = session
 	h := c.hub
@@ -362,12 +467,14 @@ func (c *Conn) handle(msg []byte) {
 	}
 	if err != nil {
 		c.refuse(session, ev.RequestID(), err)
+		return false
 	}
+	return true
 }
 
 func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
-	if b, mErr := askuser.ErrorEvent(session, requestID, err).Encode(); mErr == nil {
-		c.enqueue(b)
+	if b, mErr := askuser.ErrorEvent(session, requestID, err).Encode(); mErr == nil && !c.enqueue(b) {
+		c.kill()
 	}
 }
 
@@ -375,10 +482,10 @@ func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
 // several sessions: which one it acts for cannot be guessed.
 var errSessionRequired = fmt.Errorf("%w: sessionId is required on a connection authorized for several sessions", askuser.ErrMalformedEvent)
 
-// authorize returns the authorized session an inbound event acts for. An absent id means
-// the connection's only session. An id matches an authorized one that is equal, or else
-// one with the same text: an id that came through a URL may have lost whether it was a
-// number or a string.
+// authorize returns the authorized session an inbound event acts for: the one equal to
+// id, number or string alike, as everywhere in the protocol (the numeric session 123 and
+// the string session "123" are two sessions). An absent id means the connection's only
+// session.
 func (c *Conn) authorize(id askuser.SessionID) (askuser.SessionID, error) {
 	if id.IsZero() {
 		if len(c.sessions) == 1 {
@@ -392,11 +499,26 @@ func (c *Conn) authorize(id askuser.SessionID) (askuser.SessionID, error) {
 		}
 	}
 	for _, s := range c.sessions {
-		if s.String() == id.String() {
-			return s, nil
+		if s.String() == id.String() { // the same text, another type: say so
+			if s.IsNumeric() {
+				return askuser.SessionID{}, fmt.Errorf("%w: sessionId %q is a string; this connection's session is the number %s", askuser.ErrForbidden, truncate(id.String()), s)
+			}
+			return askuser.SessionID{}, fmt.Errorf("%w: sessionId %s is a number; this connection's session is the string %q", askuser.ErrForbidden, truncate(id.String()), s)
 		}
 	}
 	return askuser.SessionID{}, askuser.ErrForbidden
+}
+
+// truncate cuts s for an error message, without splitting a character.
+func truncate(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	n := 64
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // defaultSession is the session an error event about an unreadable message carries.
@@ -407,21 +529,38 @@ func (c *Conn) defaultSession() askuser.SessionID {
 	return askuser.SessionID{}
 }
 
-// bucket is a token bucket: rate tokens a second, at most burst saved up. Only the read
-// loop uses it.
+// bucket is a token bucket: rate tokens a second, at most burst saved up. The read loop
+// and the websocket library's ping callback share it.
 type bucket struct {
+	mu                  sync.Mutex
 	rate, burst, tokens float64
 	last                time.Time
 }
 
-func (b *bucket) allow(now time.Time) bool {
+// take takes n tokens and reports whether there were that many.
+func (b *bucket) take(n float64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refill()
+	if b.tokens < n {
+		return false
+	}
+	b.tokens -= n
+	return true
+}
+
+// charge takes n tokens, going below zero if need be.
+func (b *bucket) charge(n float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refill()
+	b.tokens -= n
+}
+
+func (b *bucket) refill() {
+	now := time.Now()
 	if !b.last.IsZero() {
 		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
 	}
 	b.last = now
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
 }

@@ -2,13 +2,19 @@ package wshub
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
+	"path"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/askuser-go/askuser"
 	"github.com/coder/websocket"
@@ -17,7 +23,8 @@ import (
 // Defaults of [Options].
 const (
 	DefaultReadLimit            = 64 << 10
-	DefaultQueueSize            = 256
+	DefaultQueueSize            = 4096
+	DefaultQueueBytes           = 4 << 20
 	DefaultWriteTimeout         = 10 * time.Second
 	DefaultPingInterval         = 30 * time.Second
 	DefaultMaxMessagesPerSecond = 50
@@ -41,10 +48,15 @@ type Options struct {
 	// bigger one is closed with [websocket.StatusMessageTooBig]. Default [DefaultReadLimit].
 	ReadLimit int64
 
-	// QueueSize is how many outbound messages may wait for one connection. A connection
-	// whose queue is full is dropped, so that it never delays anyone else. Default
-	// [DefaultQueueSize].
-	QueueSize int
+	// QueueSize is how many outbound messages may wait for one connection, and QueueBytes
+	// how many bytes they may hold (one message is always let in, however big). A
+	// connection whose queue is full is dropped, so that it never delays anyone else, nor
+	// makes the host hold more than this for it. The questions pending when a connection
+	// joins do not count: they are written to it first, each encoded when its turn comes,
+	// so that a session with any number of pending questions can be joined. Defaults
+	// [DefaultQueueSize] and [DefaultQueueBytes].
+	QueueSize  int
+	QueueBytes int
 
 	// WriteTimeout bounds each write to a connection, the wait for each keepalive pong,
 	// and the close handshake; a connection that takes longer is dropped. Default
@@ -57,12 +69,17 @@ type Options struct {
 	PingInterval time.Duration
 
 	// MaxMessagesPerSecond limits what one connection may send: a token bucket of this
-	// rate with a burst of twice as many. A connection over the limit is closed with
-	// [websocket.StatusPolicyViolation]. Default [DefaultMaxMessagesPerSecond].
+	// rate with a burst of twice as many. Each message and each ping takes a token; a
+	// refused message takes more, the more the bigger it is (a refused 64 KiB message
+	// takes about 21), since the hub did the work of reading it for nothing. A connection
+	// over the limit is closed with [websocket.StatusPolicyViolation]. Default
+	// [DefaultMaxMessagesPerSecond].
 	MaxMessagesPerSecond int
 
 	// OriginPatterns are the other origins whose pages may connect, as in
-	// [websocket.AcceptOptions]; the request's own host is always allowed.
+	// [websocket.AcceptOptions]; the request's own host is always allowed. The origin is
+	// checked before [Options.Authorize] runs, so that a page of another site never makes
+	// the host run its authentication with the person's cookies.
 	OriginPatterns []string
 
 	// OnEvent, when set, receives every well-formed inbound event whose type is not
@@ -124,6 +141,9 @@ func New(opts *Options) *Hub {
 	if o.QueueSize <= 0 {
 		o.QueueSize = DefaultQueueSize
 	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = DefaultQueueBytes
+	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = DefaultWriteTimeout
 	}
@@ -165,19 +185,26 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.wg.Done()
+	if !originAllowed(r, h.opts.OriginPatterns) {
+		http.Error(w, http.StatusText(http.StatusForbidden), http.StatusForbidden)
+		return
+	}
 	sessions, err := h.opts.Authorize(r)
 	if err != nil || len(sessions) == 0 {
 		// The reason stays on the server: it may say more than the caller should learn.
 		http.Error(w, http.StatusText(http.StatusForbidden), http.StatusForbidden)
 		return
 	}
+	var c *Conn
+	accept := h.accept // per connection: the ping callback is the connection's
+	accept.OnPingReceived = func(ctx context.Context, p []byte) bool { return c.onPing(ctx, p) }
 	hw := &hijackRecorder{ResponseWriter: w}
-	ws, err := websocket.Accept(hw, r, &h.accept)
+	ws, err := websocket.Accept(hw, r, &accept)
 	if err != nil {
 		return // Accept has answered the request
 	}
 	ws.SetReadLimit(h.opts.ReadLimit)
-	c := newConn(h, ws, hw.conn, dedupe(sessions))
+	c = newConn(h, ws, hw.conn, dedupe(sessions))
 	if !h.join(c) {
 		c.requestClose(websocket.StatusGoingAway, "server shutting down")
 		c.closeHandshake()
@@ -185,6 +212,33 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.serve(c)
+}
+
+// originAllowed reports whether the request's Origin may connect, by the rules of
+// [websocket.AcceptOptions]: no Origin (not a browser), the request's own host, or a
+// host (or scheme://host) matching one of patterns, without regard to case.
+func originAllowed(r *http.Request, patterns []string) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(r.Host, u.Host) {
+		return true
+	}
+	for _, p := range patterns {
+		target := u.Host
+		if strings.Contains(p, "://") {
+			target = u.Scheme + "://" + u.Host
+		}
+		if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(target)); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // serve runs a joined connection until it ends, then removes it.
@@ -225,12 +279,11 @@ func (h *Hub) serve(c *Conn) {
 	err = c.readLoop()
 }
 
-// join adds c to its sessions and queues their pending questions for c alone. Both
-// happen under h.mu, which Send also holds while it queues: an event sent before the
-// join is in the Pending snapshot (or already over, and then its resolution is not in it
-// either), and an event sent after is queued to c. A question asked at that moment may
-// reach c twice, which clients tolerate (they key questions by requestId); c can never
-// miss one, nor see a question after its resolution.
+// join adds c to its sessions and gives it their pending questions, to be written
+// before any event sent after the join. Both happen under h.mu, which Send also holds
+// while it queues, so that c sees every question asked before it joined and every event
+// sent after, none twice: a question pending in the snapshot whose ask is sent again
+// (asked at that very moment, say) is recognised by its request id and not queued again.
 func (h *Hub) join(c *Conn) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -245,16 +298,18 @@ func (h *Hub) join(c *Conn) bool {
 		}
 		m[c] = struct{}{}
 	}
+	var replay []pendingAsk
 	for _, s := range c.sessions {
 		for _, a := range h.in.Pending(s) {
-			ev, err := askuser.NewEvent(askuser.EventAsk, s, a)
-			if err != nil {
-				continue
-			}
-			if b, err := ev.Encode(); err == nil {
-				c.enqueue(b)
-			}
+			replay = append(replay, pendingAsk{session: s, ask: a})
+			c.asked[askKey{s, a.RequestID}] = struct{}{}
 		}
+	}
+	if replay != nil {
+		c.qmu.Lock()
+		c.replay = replay
+		c.qmu.Unlock()
+		c.signal()
 	}
 	return true
 }
@@ -284,7 +339,9 @@ func (h *Hub) leave(c *Conn) {
 
 // Send queues ev for every connection of ev.SessionID and returns; it implements
 // [askuser.Transport]. The event is encoded once. Send never waits for a connection: one
-// whose queue is full is dropped. A session with no connection is not an error. After
+// whose queue is full is dropped. A connection already given an ask for a question (by
+// an earlier Send, or as a question pending when it joined) is not given it again until
+// its resolution has been sent. A session with no connection is not an error. After
 // [Hub.Close], Send returns [askuser.ErrTransportClosed]. ctx is not used, since Send
 // never blocks.
 func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
@@ -292,15 +349,54 @@ func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
 	if err != nil {
 		return fmt.Errorf("wshub: encoding %s event: %w", ev.Type, err)
 	}
+	var key askKey
+	tracked := ev.Type == askuser.EventAsk || ev.Type == askuser.EventResolved
+	if tracked {
+		key = askKey{ev.SessionID, requestID(ev.Data)}
+	}
+	var full []*Conn
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return askuser.ErrTransportClosed
 	}
 	for c := range h.sessions[ev.SessionID] {
-		c.enqueue(b)
+		switch {
+		case !tracked:
+		case ev.Type == askuser.EventResolved:
+			delete(c.asked, key)
+		default:
+			if _, dup := c.asked[key]; dup {
+				continue
+			}
+			c.asked[key] = struct{}{}
+		}
+		if !c.enqueue(b) {
+			full = append(full, c)
+		}
+	}
+	h.mu.Unlock()
+	for _, c := range full { // closed outside the lock
+		c.kill()
 	}
 	return nil
+}
+
+// requestID returns the requestId that ask and resolved data name. The library writes it
+// first, plainly, so that it is read without decoding the rest; any other data is decoded.
+func requestID(data []byte) string {
+	const prefix = `{"requestId":"`
+	if bytes.HasPrefix(data, []byte(prefix)) {
+		rest := data[len(prefix):]
+		if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 && utf8.Valid(rest[:i]) {
+			return string(rest[:i])
+		}
+	}
+	var v struct {
+		RequestID string `json:"requestId"`
+	}
+	_ = json.Unmarshal(data, &v)
+	return v.RequestID
 }
 
 // Connected reports whether the session has a live connection; it implements

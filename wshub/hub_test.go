@@ -444,7 +444,9 @@ func TestOtherSessionCannotAnswer(t *testing.T) {
 	devA.next(askuser.EventResolved)
 }
 
-func TestSessionIDTextMatches(t *testing.T) {
+// TestSessionIDTypeMatters: the hub authorizes an event's session as the protocol
+// defines sessions, so the number 42 is not the string session "42"; the refusal says why.
+func TestSessionIDTypeMatters(t *testing.T) {
 	e := newEnv(t, &wshub.Options{Authorize: func(*http.Request) ([]askuser.SessionID, error) {
 		return []askuser.SessionID{askuser.StringSession("42")}, nil
 	}}, nil)
@@ -453,6 +455,11 @@ func TestSessionIDTextMatches(t *testing.T) {
 	res := e.ask(s, "req-1")
 	dv.next(askuser.EventAsk)
 	dv.answer(42, "req-1") // the number 42 for the string session "42"
+	data := expectError(t, dv.next(askuser.EventError), askuser.CodeForbidden, "req-1")
+	if !strings.Contains(data.Message, `sessionId 42 is a number; this connection's session is the string "42"`) {
+		t.Fatalf("message %q does not say why", data.Message)
+	}
+	dv.answer("42", "req-1")
 	if r := e.result(res); r.Outcome != askuser.Answered {
 		t.Fatalf("result %+v", r)
 	}
@@ -711,7 +718,9 @@ var badInputs = []struct {
 }
 
 func TestBadInput(t *testing.T) {
-	e := newEnv(t, nil, nil)
+	// Refusals cost more of the rate limit than accepted events; this test sends many in
+	// a burst on purpose, so it raises the limit (TestCostlyRefusals checks the cost).
+	e := newEnv(t, &wshub.Options{MaxMessagesPerSecond: 1000}, nil)
 	dv := e.dial("6")
 	res := e.ask(askuser.IntSession(6), "req-1")
 	dv.next(askuser.EventAsk)
@@ -730,19 +739,28 @@ func TestBadInput(t *testing.T) {
 			t.Fatalf("%s: no problems listed", tt.name)
 		}
 	}
-	// A binary message is read like a text one.
-	ctx, cancel := context.WithTimeout(context.Background(), failsafe)
-	defer cancel()
-	if err := dv.ws.Write(ctx, websocket.MessageBinary, []byte{0, 1, 2}); err != nil {
-		t.Fatal(err)
-	}
-	expectError(t, dv.next(askuser.EventError), askuser.CodeMalformedEvent, "")
-
 	// Through all of it the connection stayed up and the question open.
 	dv.answer(6, "req-1")
 	if r := e.result(res); r.Outcome != askuser.Answered {
 		t.Fatalf("result %+v", r)
 	}
+}
+
+// TestBinaryMessageIsRefused: events are JSON text; a binary message ends the connection
+// with a close status that says so, and the hub does not take it as an event.
+func TestBinaryMessageIsRefused(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	dv := e.dial("6")
+	ctx, cancel := context.WithTimeout(context.Background(), failsafe)
+	defer cancel()
+	if err := dv.ws.Write(ctx, websocket.MessageBinary, []byte(`{"type":"ask_user_questions_result","data":{"requestId":"x","declined":true}}`)); err != nil {
+		t.Fatal(err)
+	}
+	err := dv.ended()
+	if websocket.CloseStatus(err) != websocket.StatusUnsupportedData {
+		t.Fatalf("connection ended with %v, want StatusUnsupportedData", err)
+	}
+	e.waitDisconnect()
 }
 
 // FuzzInbound sends arbitrary messages through a real connection: each must be answered
@@ -761,7 +779,7 @@ func FuzzInbound(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), failsafe)
 		defer cancel()
-		if err := dv.ws.Write(ctx, websocket.MessageBinary, msg); err != nil {
+		if err := dv.ws.Write(ctx, websocket.MessageText, msg); err != nil {
 			t.Fatalf("write: %v", err)
 		}
 		select {
@@ -794,7 +812,7 @@ func TestOnEvent(t *testing.T) {
 	}}, nil)
 	dv, other := e.dial("11"), e.dial("11")
 
-	dv.sendRaw(`{"type":"user_message","sessionId":"11","data":{"text":"hi"}}`)
+	dv.sendRaw(`{"type":"user_message","sessionId":11,"data":{"text":"hi"}}`)
 	g := <-calls
 	if g.ev.Type != "user_message" || g.ev.SessionID != askuser.IntSession(11) || string(g.ev.Data) != `{"text":"hi"}` {
 		t.Fatalf("OnEvent got %+v", g.ev)

@@ -16,8 +16,11 @@ import (
 const (
 	// maxQueue bounds the messages waiting for the current run to end.
 	maxQueue = 20
-	// maxHistory bounds the events kept to replay to a device that connects.
-	maxHistory = 300
+	// maxHistory and maxHistoryBytes bound the events kept to replay to a device that
+	// connects: the most recent ones, as many as fit both. An event bigger than
+	// maxHistoryBytes on its own is sent but not kept.
+	maxHistory      = 300
+	maxHistoryBytes = 256 << 10
 	// maxMessageBytes bounds a message: enough for /ask with the largest valid arguments.
 	maxMessageBytes = askuser.MaxArgumentsBytes + 1024
 )
@@ -52,9 +55,13 @@ type agent struct {
 	stop    context.CancelFunc // cancels the current run
 	used    time.Time          // last activity, to evict idle sessions
 
-	pub     sync.Mutex // orders publishing: seq, history and the sends follow one order
-	seq     int64
-	history []askuser.Event
+	pub          sync.Mutex // orders publishing: seq, history and the sends follow one order
+	seq          int64
+	history      [][]byte // the events kept, each encoded once, oldest first
+	historyBytes int
+	// historyEvent is the EventHistory of history, built on the first replay after a
+	// publish and shared by every device that connects until the next one.
+	historyEvent *askuser.Event
 }
 
 func newAgent(parent context.Context, spawn func(func()) bool, session askuser.SessionID, tools asker, send func(askuser.Event) error) *agent {
@@ -87,9 +94,18 @@ func (a *agent) publish(typ string, data map[string]any) {
 	if err != nil {
 		return // every value published here encodes
 	}
-	a.history = append(a.history, ev)
-	if len(a.history) > maxHistory {
-		a.history = append(a.history[:0:0], a.history[len(a.history)-maxHistory:]...)
+	if b, err := ev.Encode(); err == nil && len(b) <= maxHistoryBytes {
+		a.history = append(a.history, b)
+		a.historyBytes += len(b)
+		drop := 0
+		for len(a.history)-drop > maxHistory || a.historyBytes > maxHistoryBytes {
+			a.historyBytes -= len(a.history[drop])
+			drop++
+		}
+		if drop > 0 {
+			a.history = append(a.history[:0:0], a.history[drop:]...)
+		}
+		a.historyEvent = nil
 	}
 	_ = a.send(ev) // no device now is fine: one that connects gets the history
 }
@@ -97,18 +113,23 @@ func (a *agent) publish(typ string, data map[string]any) {
 // replay sends one device, through send, every event kept so far as one EventHistory.
 // It holds the publishing lock meanwhile, so that the history and the live events that
 // follow it reach the device in order; the status events in it tell the current state.
+// The history event is built once and shared until the next event is published.
 func (a *agent) replay(send func(askuser.Event) error) error {
 	a.pub.Lock()
 	defer a.pub.Unlock()
-	events := a.history
-	if events == nil {
-		events = []askuser.Event{}
+	if a.historyEvent == nil {
+		data := make([]byte, 0, a.historyBytes+len(a.history)+16)
+		data = append(data, `{"events":[`...)
+		for i, b := range a.history {
+			if i > 0 {
+				data = append(data, ',')
+			}
+			data = append(data, b...)
+		}
+		data = append(data, "]}"...)
+		a.historyEvent = &askuser.Event{Type: EventHistory, SessionID: a.session, Data: data}
 	}
-	ev, err := askuser.NewEvent(EventHistory, a.session, map[string]any{"events": events})
-	if err != nil {
-		return err
-	}
-	return send(ev)
+	return send(*a.historyEvent)
 }
 
 func (a *agent) say(text string) {

@@ -464,3 +464,56 @@ func TestPlanFor(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryIsBounded: however much a session publishes, the history a connecting
+// device is sent stays within maxHistoryBytes (and maxHistory events), is built once for
+// every device until the next event, and keeps the newest events.
+func TestHistoryIsBounded(t *testing.T) {
+	r := newRig(t, time.Minute)
+	big := strings.Repeat("x", 40<<10)
+	for i := range 50 {
+		r.a.say(fmt.Sprintf("%d %s", i, big))
+	}
+	for range 400 {
+		r.a.say("short")
+	}
+	r.a.say("newest " + big)
+	var first, second askuser.Event
+	if err := r.a.replay(func(ev askuser.Event) error { first = ev; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.a.replay(func(ev askuser.Event) error { second = ev; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Data) > maxHistoryBytes+maxHistory+16 {
+		t.Fatalf("history of %d bytes, bound %d", len(first.Data), maxHistoryBytes)
+	}
+	if &first.Data[0] != &second.Data[0] {
+		t.Error("the history was built again for a second device with nothing new")
+	}
+	var h struct {
+		Events []askuser.Event `json:"events"`
+	}
+	if err := json.Unmarshal(first.Data, &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Events) > maxHistory {
+		t.Fatalf("%d events kept, bound %d", len(h.Events), maxHistory)
+	}
+	if last := data(t, h.Events[len(h.Events)-1])["text"].(string); !strings.HasPrefix(last, "newest ") {
+		t.Fatalf("the newest event is not kept last: %.20s", last)
+	}
+	r.a.say("one more")
+	var third askuser.Event
+	_ = r.a.replay(func(ev askuser.Event) error { third = ev; return nil })
+	if !strings.Contains(string(third.Data), "one more") {
+		t.Error("a new event did not make it into the history")
+	}
+	// An event bigger than the whole budget is sent but not kept.
+	r.a.say(strings.Repeat("y", maxHistoryBytes))
+	var fourth askuser.Event
+	_ = r.a.replay(func(ev askuser.Event) error { fourth = ev; return nil })
+	if strings.Contains(string(fourth.Data), "yyyy") {
+		t.Error("an event over the budget was kept")
+	}
+}
