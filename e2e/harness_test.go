@@ -467,7 +467,9 @@ func (tb *tab) panelGone(requestID string) {
 }
 
 // state returns, for each question of a panel, which options are checked, whether
-// Submit is enabled, and the Other texts.
+// Submit is enabled, and the Other texts. Submit stays focusable while it cannot send
+// (so that a keyboard reaches it and it can say what is missing): aria-disabled is what
+// says it is off.
 type panelState struct {
 	Checked [][]bool `json:"checked"`
 	Other   []string `json:"other"`
@@ -482,7 +484,7 @@ func (tb *tab) state(requestID string) panelState {
 		return {
 			checked: qs.map(q => [...q.querySelectorAll('[data-testid="option-input"]')].map(i => i.checked)),
 			other: qs.map(q => q.querySelector('[data-testid="other-input"]').value),
-			submit: !p.querySelector('[data-testid="submit"]').disabled,
+			submit: p.querySelector('[data-testid="submit"]').getAttribute("aria-disabled") === "false",
 		};
 	})()`)
 }
@@ -502,19 +504,20 @@ func (tb *tab) pageScreenshot(name string) {
 }
 
 // screenshot writes the panels of the page to docs/screenshots/NAME.png when
-// E2E_SCREENSHOTS=1.
+// E2E_SCREENSHOTS=1: the question section, let out of its scrolling box to its full
+// height for the picture, then put back.
 func (tb *tab) screenshot(name string) {
 	tb.t.Helper()
 	if os.Getenv("E2E_SCREENSHOTS") != "1" {
 		return
 	}
-	// Let the section grow to the panels' height and leave room for their shadow.
 	eval[chromedp.Void](tb, `(() => {
-		const s = document.querySelector("#questions");
-		s.style.maxHeight = "none";
-		s.style.padding = "14px";
-		s.style.margin = "0";
-		s.style.background = getComputedStyle(document.body).backgroundColor;
+		for (const [sel, style] of [
+			["html", "height:auto"], ["body", "height:auto"], [".chat", "flex:none"],
+			["#questions", "flex:none;max-height:none;overflow:visible;padding:14px;margin:0;background:" + getComputedStyle(document.body).backgroundColor],
+		]) document.querySelector(sel).style.cssText = style;
+		// The page is taller than the window now: headers and footers are not to stick.
+		document.querySelectorAll(".askuser-head, .askuser-foot").forEach(e => e.style.position = "static");
 		document.activeElement && document.activeElement.blur && document.activeElement.blur();
 	})()`)
 	png, err := run(tb, chromedp.Screenshot(chromedp.CSS("#questions")))
@@ -522,7 +525,10 @@ func (tb *tab) screenshot(name string) {
 		tb.t.Fatalf("screenshot %s: %v", name, err)
 	}
 	writeScreenshot(tb.t, name, png)
-	eval[chromedp.Void](tb, `(() => { const s = document.querySelector("#questions"); s.style.maxHeight = ""; s.style.padding = ""; s.style.margin = ""; s.style.background = ""; })()`)
+	eval[chromedp.Void](tb, `(() => {
+		["html", "body", ".chat", "#questions"].forEach(s => document.querySelector(s).style.cssText = "");
+		document.querySelectorAll(".askuser-head, .askuser-foot").forEach(e => e.style.position = "");
+	})()`)
 }
 
 func writeScreenshot(t *testing.T, name string, png []byte) {

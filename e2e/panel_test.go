@@ -59,7 +59,7 @@ func TestSingleSelect(t *testing.T) {
 			otherLabel: q.querySelector('[data-testid="other-input"]').labels[0].textContent,
 			groupName: group && document.getElementById(group.getAttribute("aria-labelledby")).textContent,
 			previews: p.querySelectorAll('[data-testid="preview"]').length,
-			submit: !p.querySelector('[data-testid="submit"]').disabled,
+			submit: p.querySelector('[data-testid="submit"]').getAttribute("aria-disabled") === "false",
 			countdown: p.querySelector('[data-testid="countdown"]').textContent,
 		};
 	})()`)
@@ -496,7 +496,7 @@ func TestRefusedAnswerKeepsThePanel(t *testing.T) {
 	// A device that sends a wrong answer (here forged through the page's socket) is told
 	// why in the panel, which stays open with what was chosen.
 	tb.do("sending a wrong answer", chromedp.Evaluate[chromedp.Void](`demo.client.send({
-		type: "ask_user_questions_result", sessionId: demo.sessionId,
+		type: "ask_user_questions_result",
 		data: {requestId: `+js(id)+`, answers: [{question: "Not this one?", selectedLabels: ["Vue"], customInput: null}]}
 	})`))
 	msg := waitFor[string](tb, "the error", `(() => {
@@ -581,7 +581,7 @@ func TestReconnectAfterANetworkDrop(t *testing.T) {
 	// question again, and the panel is still the one panel, with the choice made.
 	px.restore()
 	waitFor[bool](tb, "the reconnection", `document.querySelector("#conn").dataset.state === "open"`)
-	waitFor[bool](tb, "Submit", `!document.querySelector('[data-testid="panel"][data-request-id=`+js(id)+`] [data-testid="submit"]').disabled`)
+	waitFor[bool](tb, "Submit", `document.querySelector('[data-testid="panel"][data-request-id=`+js(id)+`] [data-testid="submit"]').getAttribute("aria-disabled") === "false"`)
 	waitFor[bool](tb, "the question sent again", `window.demo.events.filter(e => e.type === "ask_user_questions" && e.data.requestId === `+js(id)+`).length === 2`)
 	if n := eval[int](tb, `document.querySelectorAll('[data-testid="panel"]').length`); n != 1 {
 		t.Fatalf("%d panels after the reconnection, want 1", n)
@@ -622,7 +622,7 @@ func TestServerCrashLeavesAPanelToDismiss(t *testing.T) {
 	}
 	t.Cleanup(srv2.stop)
 	waitFor[bool](tb, "the reconnection", `document.querySelector("#conn").dataset.state === "open"`)
-	waitFor[bool](tb, "Submit", `!document.querySelector('[data-testid="panel"][data-request-id=`+js(id)+`] [data-testid="submit"]').disabled`)
+	waitFor[bool](tb, "Submit", `document.querySelector('[data-testid="panel"][data-request-id=`+js(id)+`] [data-testid="submit"]').getAttribute("aria-disabled") === "false"`)
 	// Answering a question the server no longer has says so, and offers to dismiss it.
 	tb.do("submitting", chromedp.Click(sel(id, `[data-testid="submit"]`)))
 	waitFor[bool](tb, "the not-pending error", `(() => {
