@@ -463,7 +463,7 @@ func TestDecline(t *testing.T) {
 
 func TestTimeoutCountsDownAndClears(t *testing.T) {
 	setup(t)
-	srv, err := startDemo("127.0.0.1:0", "-timeout", "3s")
+	srv, err := startDemo("127.0.0.1:0", "-timeout", "6s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,16 +473,21 @@ func TestTimeoutCountsDownAndClears(t *testing.T) {
 	tb.say("/single")
 	id := tb.newestPanel()
 	first := eval[string](tb, `document.querySelector('[data-testid="countdown"]').textContent`)
-	if !regexp.MustCompile(`^0:0[1-3] left$`).MatchString(first) {
+	if !regexp.MustCompile(`^0:0[1-6] left$`).MatchString(first) {
 		t.Fatalf("countdown = %q", first)
 	}
 	if role := eval[string](tb, `document.querySelector('[data-testid="countdown"]').getAttribute("role")`); role != "timer" {
 		t.Errorf("countdown role = %q", role)
 	}
+	tb.do("starting to type an answer", chromedp.SendKeys(other(id, 0), "half an idea"))
 	waitFor[bool](tb, "the countdown to tick", `document.querySelector('[data-testid="countdown"]') && document.querySelector('[data-testid="countdown"]').textContent !== `+js(first))
 	tb.panelGone(id)
 	if got := tb.toolResult(id); got != askuser.ResultTimeout {
 		t.Fatalf("tool result = %s, want %s", got, askuser.ResultTimeout)
+	}
+	// The panel leaves a note where it was, with what was being typed.
+	if n := tb.waitNote(id, "Timed out"); n.Outcome != "timeout" || n.Typed != "What you had written: half an idea" {
+		t.Errorf("note = %+v", n)
 	}
 	waitFor[bool](tb, "the agent's reaction", `[...document.querySelectorAll("#transcript .agent .text")].some(e => e.textContent.includes("No answer in time"))`)
 }
