@@ -653,16 +653,6 @@ func (f *frames) find(t *testing.T, sent bool, parts ...string) string {
 	}
 }
 
-// all returns the recorded messages, sent or received.
-func (f *frames) all(sent bool) []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if sent {
-		return append([]string(nil), f.sent...)
-	}
-	return append([]string(nil), f.received...)
-}
-
 // key presses a key in the page (kb constants or a single character).
 func (tb *tab) key(keys ...string) {
 	tb.t.Helper()

@@ -119,6 +119,7 @@ func TestSeveralQuestionsAtLaptopSize(t *testing.T) {
 	if h, p := hint(), progress(); h != "Answer Deploy to submit." || p != "2 of 3 answered" {
 		t.Errorf("with Deploy unanswered: hint %q, progress %q", h, p)
 	}
+	tb.pageScreenshot("laptop")
 
 	// Enter goes to the unanswered question, which is scrolled into view.
 	tb.do("focusing the first question", chromedp.Focus(sel(id, `[data-testid="question"][data-index="0"] [data-testid="option-input"]:checked`)))
@@ -148,7 +149,6 @@ func TestSeveralQuestionsAtLaptopSize(t *testing.T) {
 	}
 	tb.waitFocusVisible("after Submit")
 
-	tb.pageScreenshot("laptop")
 	tb.do("answering Deploy and submitting", chromedp.Click(option(id, 2, 0)), chromedp.Click(sel(id, `[data-testid="submit"]`)))
 	want := content(t,
 		askuser.Answer{Question: "Which database should store the orders?", SelectedLabels: []string{"SQLite"}},

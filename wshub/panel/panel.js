@@ -977,15 +977,15 @@
     error.setAttribute("data-testid", "error");
     error.hidden = true;
     var row = el("div", "askuser-foot-row");
-    var notes = el("div", "askuser-foot-notes");
+    var words = el("div", "askuser-foot-notes");
     var hint = el("p", "askuser-hint-missing");
     hint.id = newId("hint");
     hint.setAttribute("data-testid", "hint");
     var status = el("p", "askuser-status");
     status.setAttribute("role", "status");
     status.setAttribute("data-testid", "status");
-    notes.appendChild(hint);
-    notes.appendChild(status);
+    words.appendChild(hint);
+    words.appendChild(status);
     var buttons = el("div", "askuser-buttons");
     var dismiss = el("button", "askuser-button askuser-dismiss", S.dismiss);
     dismiss.type = "button";
@@ -1003,7 +1003,7 @@
     buttons.appendChild(dismiss);
     buttons.appendChild(decline);
     buttons.appendChild(submit);
-    row.appendChild(notes);
+    row.appendChild(words);
     row.appendChild(buttons);
     foot.appendChild(error);
     foot.appendChild(row);
@@ -2332,9 +2332,6 @@
     createPanel: createPanel,
     markdown: markdown,
     parse: parseEvent,
-    stringify: stringifyEvent,
-    strings: function (lang) {
-      return stringsFor(lang === "zh" ? "zh" : "en");
-    }
+    stringify: stringifyEvent
   };
 })(typeof window !== "undefined" ? window : this);
