@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -467,7 +470,9 @@ func (tb *tab) panelGone(requestID string) {
 }
 
 // state returns, for each question of a panel, which options are checked, whether
-// Submit is enabled, and the Other texts.
+// Submit is enabled, and the Other texts. Submit stays focusable while it cannot send
+// (so that a keyboard reaches it and it can say what is missing): aria-disabled is what
+// says it is off.
 type panelState struct {
 	Checked [][]bool `json:"checked"`
 	Other   []string `json:"other"`
@@ -482,7 +487,7 @@ func (tb *tab) state(requestID string) panelState {
 		return {
 			checked: qs.map(q => [...q.querySelectorAll('[data-testid="option-input"]')].map(i => i.checked)),
 			other: qs.map(q => q.querySelector('[data-testid="other-input"]').value),
-			submit: !p.querySelector('[data-testid="submit"]').disabled,
+			submit: p.querySelector('[data-testid="submit"]').getAttribute("aria-disabled") === "false",
 		};
 	})()`)
 }
@@ -502,19 +507,20 @@ func (tb *tab) pageScreenshot(name string) {
 }
 
 // screenshot writes the panels of the page to docs/screenshots/NAME.png when
-// E2E_SCREENSHOTS=1.
+// E2E_SCREENSHOTS=1: the question section, let out of its scrolling box to its full
+// height for the picture, then put back.
 func (tb *tab) screenshot(name string) {
 	tb.t.Helper()
 	if os.Getenv("E2E_SCREENSHOTS") != "1" {
 		return
 	}
-	// Let the section grow to the panels' height and leave room for their shadow.
 	eval[chromedp.Void](tb, `(() => {
-		const s = document.querySelector("#questions");
-		s.style.maxHeight = "none";
-		s.style.padding = "14px";
-		s.style.margin = "0";
-		s.style.background = getComputedStyle(document.body).backgroundColor;
+		for (const [sel, style] of [
+			["html", "height:auto"], ["body", "height:auto"], [".chat", "flex:none"],
+			["#questions", "flex:none;max-height:none;overflow:visible;padding:14px;margin:0;background:" + getComputedStyle(document.body).backgroundColor],
+		]) document.querySelector(sel).style.cssText = style;
+		// The page is taller than the window now: headers and footers are not to stick.
+		document.querySelectorAll(".askuser-head, .askuser-foot").forEach(e => e.style.position = "static");
 		document.activeElement && document.activeElement.blur && document.activeElement.blur();
 	})()`)
 	png, err := run(tb, chromedp.Screenshot(chromedp.CSS("#questions")))
@@ -522,7 +528,10 @@ func (tb *tab) screenshot(name string) {
 		tb.t.Fatalf("screenshot %s: %v", name, err)
 	}
 	writeScreenshot(tb.t, name, png)
-	eval[chromedp.Void](tb, `(() => { const s = document.querySelector("#questions"); s.style.maxHeight = ""; s.style.padding = ""; s.style.margin = ""; s.style.background = ""; })()`)
+	eval[chromedp.Void](tb, `(() => {
+		["html", "body", ".chat", "#questions"].forEach(s => document.querySelector(s).style.cssText = "");
+		document.querySelectorAll(".askuser-head, .askuser-foot").forEach(e => e.style.position = "");
+	})()`)
 }
 
 func writeScreenshot(t *testing.T, name string, png []byte) {
@@ -534,4 +543,141 @@ func writeScreenshot(t *testing.T, name string, png []byte) {
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// viewport sets the tab's viewport; mobile emulates a phone: a mobile layout viewport,
+// touch, and two device pixels to the CSS pixel.
+func (tb *tab) viewport(w, h int64, mobile bool) {
+	tb.t.Helper()
+	var opts []chromedp.EmulateViewportOption
+	if mobile {
+		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulateScale(2))
+	}
+	tb.do("setting the viewport", chromedp.EmulateViewport(w, h, opts...))
+}
+
+// colorScheme makes the page see prefers-color-scheme: scheme ("light" or "dark").
+func (tb *tab) colorScheme(scheme string) {
+	tb.t.Helper()
+	if _, err := chromedp.Call(tb.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+	}); err != nil {
+		tb.t.Fatalf("emulating %s mode: %v", scheme, err)
+	}
+}
+
+// browserLanguage makes the browser say its language is lang (navigator.language and
+// Accept-Language).
+func (tb *tab) browserLanguage(lang string) {
+	tb.t.Helper()
+	ua := eval[string](tb, `navigator.userAgent`)
+	if _, err := chromedp.Call(tb.ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
+		UserAgent: ua, AcceptLanguage: lang,
+	}); err != nil {
+		tb.t.Fatalf("setting the browser's language: %v", err)
+	}
+}
+
+// beforeLoad runs script in every page the tab loads from now on, before the page's own.
+func (tb *tab) beforeLoad(script string) {
+	tb.t.Helper()
+	if _, err := chromedp.Call(tb.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: script}); err != nil {
+		tb.t.Fatalf("adding a script: %v", err)
+	}
+}
+
+// frames records the WebSocket messages of a tab, as they are on the wire.
+type frames struct {
+	mu             sync.Mutex
+	sent, received []string
+}
+
+// recordFrames starts recording the tab's WebSocket messages.
+func (tb *tab) recordFrames() *frames {
+	tb.t.Helper()
+	f := &frames{}
+	sent := chromedp.Events(tb.ctx, network.WebSocketFrameSent)
+	received := chromedp.Events(tb.ctx, network.WebSocketFrameReceived)
+	go func() {
+		for e, err := range sent {
+			if err != nil {
+				return
+			}
+			f.mu.Lock()
+			f.sent = append(f.sent, string(e.Response.PayloadData))
+			f.mu.Unlock()
+		}
+	}()
+	go func() {
+		for e, err := range received {
+			if err != nil {
+				return
+			}
+			f.mu.Lock()
+			f.received = append(f.received, string(e.Response.PayloadData))
+			f.mu.Unlock()
+		}
+	}()
+	if _, err := chromedp.Call(tb.ctx, network.Enable, network.EnableParams{}); err != nil {
+		tb.t.Fatalf("recording WebSocket messages: %v", err)
+	}
+	return f
+}
+
+// find waits until a recorded message (sent or received) has every one of parts, and
+// returns it.
+func (f *frames) find(t *testing.T, sent bool, parts ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(actionTimeout)
+	for {
+		f.mu.Lock()
+		list := f.received
+		if sent {
+			list = f.sent
+		}
+		for _, m := range list {
+			ok := true
+			for _, p := range parts {
+				ok = ok && strings.Contains(m, p)
+			}
+			if ok {
+				f.mu.Unlock()
+				return m
+			}
+		}
+		f.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatalf("no WebSocket message (sent %v) with %q", sent, parts)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// key presses a key in the page (kb constants or a single character).
+func (tb *tab) key(keys ...string) {
+	tb.t.Helper()
+	for _, k := range keys {
+		tb.do("pressing "+k, chromedp.KeyEvent(k))
+	}
+}
+
+// focused describes the focused element: its data-testid, the index of its question and
+// option when it is in one, and the request id of its panel.
+type focusInfo struct {
+	TestID   string `json:"testid"`
+	Question int    `json:"question"`
+	Option   int    `json:"option"`
+	Panel    string `json:"panel"`
+}
+
+func (tb *tab) focused() focusInfo {
+	tb.t.Helper()
+	return eval[focusInfo](tb, `(() => {
+		const a = document.activeElement;
+		const q = a.closest('[data-testid="question"]');
+		const o = a.closest('[data-testid="option"]');
+		const p = a.closest('[data-testid="panel"]');
+		return {testid: a.dataset.testid || a.tagName.toLowerCase(), question: q ? +q.dataset.index : -1,
+			option: o ? +o.dataset.index : -1, panel: p ? p.dataset.requestId : ""};
+	})()`)
 }

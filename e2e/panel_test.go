@@ -59,7 +59,7 @@ func TestSingleSelect(t *testing.T) {
 			otherLabel: q.querySelector('[data-testid="other-input"]').labels[0].textContent,
 			groupName: group && document.getElementById(group.getAttribute("aria-labelledby")).textContent,
 			previews: p.querySelectorAll('[data-testid="preview"]').length,
-			submit: !p.querySelector('[data-testid="submit"]').disabled,
+			submit: p.querySelector('[data-testid="submit"]').getAttribute("aria-disabled") === "false",
 			countdown: p.querySelector('[data-testid="countdown"]').textContent,
 		};
 	})()`)
@@ -463,7 +463,7 @@ func TestDecline(t *testing.T) {
 
 func TestTimeoutCountsDownAndClears(t *testing.T) {
 	setup(t)
-	srv, err := startDemo("127.0.0.1:0", "-timeout", "3s")
+	srv, err := startDemo("127.0.0.1:0", "-timeout", "6s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,16 +473,21 @@ func TestTimeoutCountsDownAndClears(t *testing.T) {
 	tb.say("/single")
 	id := tb.newestPanel()
 	first := eval[string](tb, `document.querySelector('[data-testid="countdown"]').textContent`)
-	if !regexp.MustCompile(`^0:0[1-3] left$`).MatchString(first) {
+	if !regexp.MustCompile(`^0:0[1-6] left$`).MatchString(first) {
 		t.Fatalf("countdown = %q", first)
 	}
 	if role := eval[string](tb, `document.querySelector('[data-testid="countdown"]').getAttribute("role")`); role != "timer" {
 		t.Errorf("countdown role = %q", role)
 	}
+	tb.do("starting to type an answer", chromedp.SendKeys(other(id, 0), "half an idea"))
 	waitFor[bool](tb, "the countdown to tick", `document.querySelector('[data-testid="countdown"]') && document.querySelector('[data-testid="countdown"]').textContent !== `+js(first))
 	tb.panelGone(id)
 	if got := tb.toolResult(id); got != askuser.ResultTimeout {
 		t.Fatalf("tool result = %s, want %s", got, askuser.ResultTimeout)
+	}
+	// The panel leaves a note where it was, with what was being typed.
+	if n := tb.waitNote(id, "Timed out"); n.Outcome != "timeout" || n.Typed != "What you had written: half an idea" {
+		t.Errorf("note = %+v", n)
 	}
 	waitFor[bool](tb, "the agent's reaction", `[...document.querySelectorAll("#transcript .agent .text")].some(e => e.textContent.includes("No answer in time"))`)
 }
@@ -496,7 +501,7 @@ func TestRefusedAnswerKeepsThePanel(t *testing.T) {
 	// A device that sends a wrong answer (here forged through the page's socket) is told
 	// why in the panel, which stays open with what was chosen.
 	tb.do("sending a wrong answer", chromedp.Evaluate[chromedp.Void](`demo.client.send({
-		type: "ask_user_questions_result", sessionId: demo.sessionId,
+		type: "ask_user_questions_result",
 		data: {requestId: `+js(id)+`, answers: [{question: "Not this one?", selectedLabels: ["Vue"], customInput: null}]}
 	})`))
 	msg := waitFor[string](tb, "the error", `(() => {
@@ -581,7 +586,7 @@ func TestReconnectAfterANetworkDrop(t *testing.T) {
 	// question again, and the panel is still the one panel, with the choice made.
 	px.restore()
 	waitFor[bool](tb, "the reconnection", `document.querySelector("#conn").dataset.state === "open"`)
-	waitFor[bool](tb, "Submit", `!document.querySelector('[data-testid="panel"][data-request-id=`+js(id)+`] [data-testid="submit"]').disabled`)
+	waitFor[bool](tb, "Submit", `document.querySelector('[data-testid="panel"][data-request-id=`+js(id)+`] [data-testid="submit"]').getAttribute("aria-disabled") === "false"`)
 	waitFor[bool](tb, "the question sent again", `window.demo.events.filter(e => e.type === "ask_user_questions" && e.data.requestId === `+js(id)+`).length === 2`)
 	if n := eval[int](tb, `document.querySelectorAll('[data-testid="panel"]').length`); n != 1 {
 		t.Fatalf("%d panels after the reconnection, want 1", n)
@@ -622,7 +627,7 @@ func TestServerCrashLeavesAPanelToDismiss(t *testing.T) {
 	}
 	t.Cleanup(srv2.stop)
 	waitFor[bool](tb, "the reconnection", `document.querySelector("#conn").dataset.state === "open"`)
-	waitFor[bool](tb, "Submit", `!document.querySelector('[data-testid="panel"][data-request-id=`+js(id)+`] [data-testid="submit"]').disabled`)
+	waitFor[bool](tb, "Submit", `document.querySelector('[data-testid="panel"][data-request-id=`+js(id)+`] [data-testid="submit"]').getAttribute("aria-disabled") === "false"`)
 	// Answering a question the server no longer has says so, and offers to dismiss it.
 	tb.do("submitting", chromedp.Click(sel(id, `[data-testid="submit"]`)))
 	waitFor[bool](tb, "the not-pending error", `(() => {

@@ -10,13 +10,24 @@
  *   <script>
  *     const ask = AskUser.connect({url: "/ws?session=42", container: document.getElementById("questions")});
  *     ask.on("tool_result", (data) => console.log(data.content));
- *     ask.send({type: "user_message", sessionId: 42, data: {text: "hi"}});
+ *     ask.send({type: "user_message", data: {text: "hi"}});
  *   </script>
  *
- * AskUser.connect opens the WebSocket (and reopens it with exponential backoff), renders
- * every pending question set of the session into the container, and lets the host page use
- * the same socket for its own events. A page that already has its own connection can use
- * AskUser.createPanel instead and feed it events.
+ * The file is in parts, each readable on its own; later parts use earlier ones only through
+ * the few names each part's comment lists:
+ *
+ *   1. Wire       parseEvent, stringifyEvent: JSON that keeps numeric session ids exact.
+ *   2. Text       the texts in English and Chinese, the language choice, safe text nodes.
+ *   3. Markdown   the safe markdown subset of previews.
+ *   4. State      QuestionSet: one question set and the person's choices (§4.4); no DOM.
+ *   5. Drafts     choices kept in sessionStorage per request id, for a reload.
+ *   6. Question   buildQuestion: the DOM of one question.
+ *   7. Set        buildSetView, buildNote: the DOM of a question set and of its note.
+ *   8. Announcer  createAnnouncer, createCountdown: the live region and the time left.
+ *   9. Notes      createNotes: what an ended set leaves behind ("Answered on another device").
+ *  10. Keys       bindKeys: 1–4, Enter and Esc; focus kept clear of sticky header and footer.
+ *  11. Panel      createPanel: the sets of a session, kept in step with the events.
+ *  12. Connection connect: the WebSocket, reconnecting with backoff.
  *
  * Everything the model wrote (questions, headers, labels, descriptions, previews) is put in
  * the page as text: elements are made with createElement and filled with textContent, never
@@ -25,83 +36,356 @@
 (function (root) {
   "use strict";
 
+  // =======================================================================================
+  // 1. Wire: event names, and JSON that keeps numeric session ids exact.
+  //
+  // JavaScript numbers are doubles: JSON.parse turns the session 1234567890123456789 into
+  // 1234567890123456800. parseEvent keeps the raw text of a numeric top-level sessionId as
+  // the event's (non-enumerable) rawSessionId, and the panel echoes that text verbatim, as
+  // a JSON number, through stringifyEvent.
+  // Exports: EVENT_*, parseEvent, stringifyEvent, sessionOf, sessionValue.
+
   var EVENT_ASK = "ask_user_questions";
   var EVENT_RESULT = "ask_user_questions_result";
   var EVENT_RESOLVED = "ask_user_questions_resolved";
   var EVENT_ERROR = "ask_user_questions_error";
 
-  // The server's default bound of an answer's free text, in characters.
-  var DEFAULT_MAX_CUSTOM_INPUT = 4000;
-  // How long a sent answer waits for the server's verdict before the panel is usable again.
-  var REPLY_TIMEOUT_MS = 20000;
+  var JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
-  var DEFAULT_STRINGS = {
-    title: "Agent wants to know:",
-    submit: "Submit",
-    decline: "Decline",
-    dismiss: "Dismiss",
-    other: "Other",
-    otherPlaceholder: "Type your own answer\u2026",
-    recommended: "Recommended",
-    chooseOne: "Choose one, or write your own.",
-    chooseAny: "Choose any number, and/or write your own.",
-    preview: "Preview",
-    noPreview: "No preview for this option.",
-    sending: "Sending\u2026",
-    timeUp: "Time is up",
-    disconnected: "Disconnected \u2014 reconnecting\u2026",
-    notConnected: "Not connected; your answer could not be sent. Try again once reconnected.",
-    lostReply: "The connection dropped before the server replied. If the question is still open, answer again.",
-    noReply: "No reply from the server yet. Try again.",
-    gone: "This question is no longer open.",
-    questionsAsked: function (n) {
-      return n === 1 ? "The agent asked a question." : "The agent asked " + n + " questions.";
-    },
-    timeLeft: function (seconds) {
-      var m = Math.floor(seconds / 60);
-      var s = seconds % 60;
-      return m + ":" + (s < 10 ? "0" : "") + s + " left";
-    },
-    timeLeftSpoken: function (seconds) {
-      if (seconds >= 60) {
-        var m = Math.round(seconds / 60);
-        return m === 1 ? "One minute left to answer." : m + " minutes left to answer.";
+  // RawNumber stands for a number's JSON text where the browser has no JSON.rawJSON;
+  // stringifyEvent writes it out verbatim.
+  function RawNumber(text) {
+    this.text = text;
+  }
+
+  function rawNumber(text) {
+    if (typeof JSON.rawJSON === "function") {
+      try {
+        return JSON.rawJSON(text);
+      } catch (e) {
+        // fall through to the marker
       }
-      return seconds + " seconds left to answer.";
+    }
+    return new RawNumber(text);
+  }
+
+  // scanTopLevel returns the raw JSON text of the top-level member name of the object in
+  // text, or null. It walks the JSON grammar (strings with their escapes, nested objects
+  // and arrays), so nothing inside another member's value, model text included, can pass
+  // for the member.
+  function scanTopLevel(text, name) {
+    var i = 0;
+    var n = text.length;
+    function ws() {
+      while (i < n && (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r")) {
+        i++;
+      }
+    }
+    function skipString() {
+      i++; // the opening quote
+      while (i < n) {
+        var c = text[i];
+        if (c === "\\") {
+          i += 2;
+        } else if (c === "\"") {
+          i++;
+          return true;
+        } else {
+          i++;
+        }
+      }
+      return false;
+    }
+    function skipValue() {
+      ws();
+      var c = text[i];
+      if (c === "\"") {
+        return skipString();
+      }
+      if (c === "{" || c === "[") {
+        var depth = 0;
+        while (i < n) {
+          c = text[i];
+          if (c === "\"") {
+            if (!skipString()) {
+              return false;
+            }
+            continue;
+          }
+          if (c === "{" || c === "[") {
+            depth++;
+          } else if (c === "}" || c === "]") {
+            depth--;
+            if (depth === 0) {
+              i++;
+              return true;
+            }
+          }
+          i++;
+        }
+        return false;
+      }
+      var start = i;
+      while (i < n && ",}] \t\n\r".indexOf(text[i]) < 0) {
+        i++;
+      }
+      return i > start;
+    }
+    var found = null;
+    ws();
+    if (text[i] !== "{") {
+      return null;
+    }
+    i++;
+    for (;;) {
+      ws();
+      if (text[i] === "}") {
+        return found;
+      }
+      if (text[i] !== "\"") {
+        return null;
+      }
+      var keyStart = i;
+      if (!skipString()) {
+        return null;
+      }
+      var key;
+      try {
+        key = JSON.parse(text.slice(keyStart, i));
+      } catch (e) {
+        return null;
+      }
+      ws();
+      if (text[i] !== ":") {
+        return null;
+      }
+      i++;
+      ws();
+      var valueStart = i;
+      if (!skipValue()) {
+        return null;
+      }
+      if (key === name) {
+        found = text.slice(valueStart, i); // the last one counts, as in JSON.parse
+      }
+      ws();
+      if (text[i] === ",") {
+        i++;
+      } else if (text[i] !== "}") {
+        return null;
+      }
+    }
+  }
+
+  /**
+   * parseEvent parses one message of the hub. A numeric top-level sessionId keeps its exact
+   * JSON text as ev.rawSessionId (not enumerable); ev.sessionId is the usual JavaScript
+   * value. Throws like JSON.parse on bad JSON.
+   */
+  function parseEvent(text) {
+    var holders = [];
+    var sources = [];
+    var ev = JSON.parse(text, function (key, value, context) {
+      if (key === "sessionId" && typeof value === "number" && context && typeof context.source === "string") {
+        holders.push(this);
+        sources.push(context.source);
+      }
+      return value;
+    });
+    if (ev && typeof ev === "object" && typeof ev.sessionId === "number") {
+      var raw = null;
+      var k = holders.lastIndexOf(ev);
+      if (k >= 0) {
+        raw = sources[k];
+      } else {
+        raw = scanTopLevel(text, "sessionId"); // a browser without JSON.parse source text
+      }
+      if (raw !== null && JSON_NUMBER.test(raw)) {
+        Object.defineProperty(ev, "rawSessionId", {value: raw, enumerable: false, configurable: true});
+      }
+    }
+    return ev;
+  }
+
+  /**
+   * stringifyEvent is JSON.stringify for an event envelope whose sessionId may be an exact
+   * number made by the panel (JSON.rawJSON, or the panel's own marker where the browser has
+   * no JSON.rawJSON). A string is returned as it is.
+   */
+  function stringifyEvent(obj) {
+    if (typeof obj === "string") {
+      return obj;
+    }
+    if (!obj || typeof obj !== "object" || !(obj.sessionId instanceof RawNumber)) {
+      return JSON.stringify(obj);
+    }
+    var parts = [];
+    Object.keys(obj).forEach(function (k) {
+      var v = k === "sessionId" ? obj.sessionId.text : JSON.stringify(obj[k]);
+      if (v !== undefined) {
+        parts.push(JSON.stringify(k) + ":" + v);
+      }
+    });
+    return "{" + parts.join(",") + "}";
+  }
+
+  // sessionOf returns how an event names its session, to echo it: {raw} for a number (its
+  // exact text when known), {value} for a string, or null when it names none.
+  function sessionOf(ev) {
+    if (typeof ev.rawSessionId === "string" && JSON_NUMBER.test(ev.rawSessionId)) {
+      return {raw: ev.rawSessionId};
+    }
+    if (typeof ev.sessionId === "number" && isFinite(ev.sessionId)) {
+      return {raw: JSON.stringify(ev.sessionId)};
+    }
+    if (typeof ev.sessionId === "string") {
+      return {value: ev.sessionId};
+    }
+    return null;
+  }
+
+  // sessionValue is the sessionId to put in an outgoing event for a session from sessionOf.
+  function sessionValue(session) {
+    if (!session) {
+      return undefined;
+    }
+    return session.raw !== undefined ? rawNumber(session.raw) : session.value;
+  }
+
+  // =======================================================================================
+  // 2. Text: the panel's texts in English and Chinese, which language to use, and safe
+  // text nodes for what the model wrote.
+  // Exports: STRINGS, chooseLanguage, stringsFor, el, modelEl, clean, str, joinList.
+
+  var STRINGS = {
+    en: {
+      title: "Agent wants to know:",
+      submit: "Submit",
+      decline: "Decline",
+      dismiss: "Dismiss",
+      other: "Other",
+      otherPlaceholder: "Type your own answer\u2026",
+      recommended: "Recommended",
+      chooseOne: "Choose one, or write your own.",
+      chooseAny: "Choose any number, and/or write your own.",
+      preview: "Preview",
+      noPreview: "No preview for this option.",
+      sending: "Sending\u2026",
+      timeUp: "Time is up",
+      disconnected: "Disconnected \u2014 reconnecting\u2026",
+      waitingForConnection: "Waiting for the connection\u2026",
+      notConnected: "Not connected; your answer could not be sent. Try again once reconnected.",
+      lostReply: "The connection dropped before the server replied. If the question is still open, answer again.",
+      noReply: "No reply from the server yet. Try again.",
+      gone: "This question is no longer open.",
+      answerSent: "Answer sent.",
+      and: " and ",
+      listSeparator: ", ",
+      needAnswer: "Answer {names} to submit.",
+      progress: function (answered, total) {
+        return answered + " of " + total + " answered";
+      },
+      questionsAsked: function (n) {
+        return n === 1 ? "The agent asked a question." : "The agent asked " + n + " questions.";
+      },
+      timeLeft: function (seconds) {
+        var m = Math.floor(seconds / 60);
+        var s = seconds % 60;
+        return m + ":" + (s < 10 ? "0" : "") + s + " left";
+      },
+      timeLeftSpoken: function (seconds) {
+        if (seconds >= 60) {
+          var m = Math.round(seconds / 60);
+          return m === 1 ? "One minute left to answer." : m + " minutes left to answer.";
+        }
+        return seconds + " seconds left to answer.";
+      },
+      answeredElsewhere: "Answered on another device",
+      declinedElsewhere: "Declined on another device.",
+      lostRace: "Another device answered first; your answer was not used",
+      yourAnswer: "Your answer: ",
+      yourText: "What you had written: ",
+      ended: "This question has ended.",
+      resolved: {
+        answered: "The question was answered.",
+        declined: "The question was declined.",
+        timeout: "Timed out: the agent went on without an answer.",
+        cancelled: "The question was cancelled.",
+        undelivered: "The question could not be delivered.",
+        disconnected: "The question ended because no device was connected.",
+        shutdown: "The question service shut down."
+      }
     },
-    resolved: {
-      answered: "The question was answered.",
-      declined: "The question was declined.",
-      timeout: "The question timed out.",
-      cancelled: "The question was cancelled.",
-      undelivered: "The question could not be delivered.",
-      disconnected: "The question ended because no device was connected.",
-      shutdown: "The question service shut down."
+    zh: {
+      title: "Agent \u60f3\u77e5\u9053\uff1a",
+      submit: "\u63d0\u4ea4",
+      decline: "\u62d2\u7edd\u56de\u7b54",
+      dismiss: "\u5173\u95ed",
+      other: "\u5176\u4ed6",
+      otherPlaceholder: "\u8f93\u5165\u4f60\u81ea\u5df1\u7684\u56de\u7b54\u2026",
+      recommended: "\u63a8\u8350",
+      chooseOne: "\u9009\u62e9\u4e00\u9879\uff0c\u6216\u81ea\u5df1\u586b\u5199\u3002",
+      chooseAny: "\u53ef\u591a\u9009\uff0c\u4e5f\u53ef\u81ea\u5df1\u586b\u5199\u3002",
+      preview: "\u9884\u89c8",
+      noPreview: "\u6b64\u9009\u9879\u6ca1\u6709\u9884\u89c8\u3002",
+      sending: "\u6b63\u5728\u53d1\u9001\u2026",
+      timeUp: "\u65f6\u95f4\u5230",
+      disconnected: "\u8fde\u63a5\u5df2\u65ad\u5f00\uff0c\u6b63\u5728\u91cd\u8fde\u2026",
+      waitingForConnection: "\u6b63\u5728\u7b49\u5f85\u8fde\u63a5\u2026",
+      notConnected: "\u672a\u8fde\u63a5\uff0c\u56de\u7b54\u6ca1\u6709\u53d1\u51fa\u3002\u91cd\u65b0\u8fde\u63a5\u540e\u8bf7\u518d\u8bd5\u4e00\u6b21\u3002",
+      lostReply: "\u670d\u52a1\u5668\u56de\u590d\u4e4b\u524d\u8fde\u63a5\u5c31\u65ad\u4e86\u3002\u5982\u679c\u95ee\u9898\u4ecd\u672a\u7ed3\u675f\uff0c\u8bf7\u518d\u56de\u7b54\u4e00\u6b21\u3002",
+      noReply: "\u670d\u52a1\u5668\u8fd8\u6ca1\u6709\u56de\u590d\uff0c\u8bf7\u518d\u8bd5\u4e00\u6b21\u3002",
+      gone: "\u8fd9\u4e2a\u95ee\u9898\u5df2\u7ecf\u7ed3\u675f\u4e86\u3002",
+      answerSent: "\u56de\u7b54\u5df2\u53d1\u9001\u3002",
+      and: "\u548c",
+      listSeparator: "\u3001",
+      needAnswer: "\u56de\u7b54 {names} \u540e\u5373\u53ef\u63d0\u4ea4\u3002",
+      progress: function (answered, total) {
+        return "\u5df2\u7b54 " + answered + "/" + total;
+      },
+      questionsAsked: function (n) {
+        return n === 1 ? "Agent \u63d0\u4e86\u4e00\u4e2a\u95ee\u9898\u3002" : "Agent \u63d0\u4e86 " + n + " \u4e2a\u95ee\u9898\u3002";
+      },
+      timeLeft: function (seconds) {
+        var m = Math.floor(seconds / 60);
+        var s = seconds % 60;
+        return "\u5269\u4f59 " + m + ":" + (s < 10 ? "0" : "") + s;
+      },
+      timeLeftSpoken: function (seconds) {
+        if (seconds >= 60) {
+          return "\u8fd8\u5269 " + Math.round(seconds / 60) + " \u5206\u949f\u53ef\u4ee5\u56de\u7b54\u3002";
+        }
+        return "\u8fd8\u5269 " + seconds + " \u79d2\u53ef\u4ee5\u56de\u7b54\u3002";
+      },
+      answeredElsewhere: "\u5df2\u5728\u5176\u4ed6\u8bbe\u5907\u4e0a\u56de\u7b54",
+      declinedElsewhere: "\u5df2\u5728\u5176\u4ed6\u8bbe\u5907\u4e0a\u62d2\u7edd\u56de\u7b54\u3002",
+      lostRace: "\u5176\u4ed6\u8bbe\u5907\u5148\u56de\u7b54\u4e86\uff0c\u4f60\u7684\u56de\u7b54\u6ca1\u6709\u88ab\u91c7\u7528",
+      yourAnswer: "\u4f60\u7684\u56de\u7b54\uff1a",
+      yourText: "\u4f60\u5199\u4e0b\u7684\u5185\u5bb9\uff1a",
+      ended: "\u8fd9\u4e2a\u95ee\u9898\u5df2\u7ecf\u7ed3\u675f\u3002",
+      resolved: {
+        answered: "\u95ee\u9898\u5df2\u56de\u7b54\u3002",
+        declined: "\u95ee\u9898\u5df2\u88ab\u62d2\u7edd\u56de\u7b54\u3002",
+        timeout: "\u5df2\u8d85\u65f6\uff1aAgent \u6ca1\u7b49\u5230\u56de\u7b54\u5c31\u7ee7\u7eed\u4e86\u3002",
+        cancelled: "\u95ee\u9898\u5df2\u53d6\u6d88\u3002",
+        undelivered: "\u95ee\u9898\u672a\u80fd\u9001\u8fbe\u3002",
+        disconnected: "\u6ca1\u6709\u8bbe\u5907\u5728\u7ebf\uff0c\u95ee\u9898\u5df2\u7ed3\u675f\u3002",
+        shutdown: "\u63d0\u95ee\u670d\u52a1\u5df2\u5173\u95ed\u3002"
+      }
     }
   };
 
-  // Moments at which the time left is announced to screen readers, in seconds.
-  var ANNOUNCE_AT = [60, 10];
-
-  var counter = 0;
-  function newId(what) {
-    counter += 1;
-    return "askuser-" + what + "-" + counter;
-  }
-
-  function el(tag, className, text) {
-    var n = document.createElement(tag);
-    if (className) {
-      n.className = className;
+  // chooseLanguage returns "zh" or "en": the lang option, else the nearest lang attribute
+  // around the container, else the browser's language.
+  function chooseLanguage(option, container) {
+    var tag = typeof option === "string" ? option : "";
+    for (var n = container; !tag && n && n.nodeType === 1; n = n.parentElement) {
+      tag = n.getAttribute("lang") || "";
     }
-    if (text !== undefined && text !== null) {
-      n.textContent = String(text);
+    if (!tag && root.navigator) {
+      tag = (root.navigator.languages && root.navigator.languages[0]) || root.navigator.language || "";
     }
-    return n;
-  }
-
-  function str(v) {
-    return typeof v === "string" ? v : v === undefined || v === null ? "" : String(v);
+    return /^zh(?:-|_|$)/i.test(tag) ? "zh" : "en";
   }
 
   function merge(base, over) {
@@ -122,10 +406,66 @@
     return out;
   }
 
-  // ---------------------------------------------------------------------------------------
-  // Markdown, the safe subset: headings, lists, block quotes, rules, code fences, and inline
-  // bold, italic and code. Everything else, links and HTML included, stays literal text.
-  // Only fixed tag names are created and text goes in through text nodes.
+  function stringsFor(lang, overrides) {
+    var base = STRINGS[lang] || STRINGS.en;
+    var S = merge(base, overrides);
+    S.resolved = merge(base.resolved, overrides && overrides.resolved);
+    return S;
+  }
+
+  function str(v) {
+    return typeof v === "string" ? v : v === undefined || v === null ? "" : String(v);
+  }
+
+  // Bidirectional embeddings, overrides and isolates: in model text they can make a label
+  // read as something else (U+202E turns "exe.txt" into "txt.exe"). Shown text drops them;
+  // what is sent back is always the model's exact text.
+  var BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+
+  function clean(v) {
+    return str(v).replace(BIDI_CONTROLS, "");
+  }
+
+  function el(tag, className, text) {
+    var n = document.createElement(tag);
+    if (className) {
+      n.className = className;
+    }
+    if (text !== undefined && text !== null) {
+      n.textContent = String(text);
+    }
+    return n;
+  }
+
+  // modelEl makes an element holding model text: as text, without bidi controls, and with
+  // its direction taken from the text itself.
+  function modelEl(tag, className, text) {
+    var n = el(tag, className, clean(text));
+    n.dir = "auto";
+    return n;
+  }
+
+  // joinList appends items (nodes) to parent as "a, b and c" in the strings' language.
+  function joinList(parent, items, S) {
+    items.forEach(function (item, i) {
+      if (i > 0) {
+        parent.appendChild(document.createTextNode(i === items.length - 1 ? S.and : S.listSeparator));
+      }
+      parent.appendChild(item);
+    });
+  }
+
+  var counter = 0;
+  function newId(what) {
+    counter += 1;
+    return "askuser-" + what + "-" + counter;
+  }
+
+  // =======================================================================================
+  // 3. Markdown, the safe subset: headings, lists, block quotes, rules, code fences, and
+  // inline bold, italic and code. Everything else, links and HTML included, stays literal
+  // text. Only fixed tag names are created and text goes in through text nodes.
+  // Exports: markdown.
 
   var INLINE_DEPTH = 8;
 
@@ -230,7 +570,7 @@
    */
   function markdown(src) {
     var frag = document.createDocumentFragment();
-    var lines = str(src).replace(/\r\n?/g, "\n").split("\n");
+    var lines = clean(src).replace(/\r\n?/g, "\n").split("\n");
     var para = null;
     var list = null;
     var lastItem = null;
@@ -346,18 +686,1078 @@
     return frag;
   }
 
-  // ---------------------------------------------------------------------------------------
-  // The panel: the question sets of a session, each a form.
+  // =======================================================================================
+  // 4. State: one question set as the model asked it, and what the person has chosen so
+  // far. It holds the §4.4 rules and knows nothing of the DOM.
+  // Exports: QuestionSet.
 
   var RECOMMENDED = /\s*\(recommended\)\s*$/i;
 
   /**
+   * QuestionSet is a question set (the data of an ask_user_questions event) and the
+   * person's choices in it. session is how the event named its session (sessionOf).
+   */
+  function QuestionSet(data, session) {
+    this.requestId = str(data.requestId);
+    this.session = session;
+    this.expiresAt = NaN;
+    this.questions = data.questions.map(function (q) {
+      q = q || {};
+      var multi = q.multiSelect === true;
+      var options = (Array.isArray(q.options) ? q.options : []).map(function (o) {
+        return {
+          label: str(o && o.label),
+          description: str(o && o.description),
+          preview: str(o && o.preview)
+        };
+      });
+      var hasPreview = !multi && options.some(function (o) { return o.preview !== ""; });
+      return {
+        text: str(q.question),
+        header: str(q.header),
+        multi: multi,
+        options: options,
+        hasPreview: hasPreview,
+        chosen: options.map(function () { return false; }),
+        other: ""
+      };
+    });
+    this.setExpiry(data.expiresAt);
+    // sending is what was sent and awaits the server's word: "answers", "decline" or "".
+    this.sending = "";
+    // lost is set when the server refused an answer of this device because the question
+    // had ended (another device was first); gone when the server no longer has it at all.
+    this.lost = false;
+    this.gone = false;
+    this.error = null; // {message, problems}
+    this.answersSent = null; // the answers this device sent last
+  }
+
+  QuestionSet.prototype.setExpiry = function (expiresAt) {
+    this.expiresAt = expiresAt ? Date.parse(str(expiresAt)) : NaN;
+  };
+
+  // choose sets option oi of question qi on or off. A single-select question is a radio
+  // group, and choosing an option clears its Other text (§4.4).
+  QuestionSet.prototype.choose = function (qi, oi, on) {
+    var q = this.questions[qi];
+    if (!q || oi < 0 || oi >= q.options.length) {
+      return;
+    }
+    if (!q.multi) {
+      if (!on) {
+        return; // a radio is unchosen only by choosing another or typing in Other
+      }
+      q.chosen = q.chosen.map(function (_, i) { return i === oi; });
+      q.other = "";
+      return;
+    }
+    q.chosen[oi] = !!on;
+  };
+
+  // setOther sets the Other text of question qi. In a single-select question, text clears
+  // the chosen option (§4.4).
+  QuestionSet.prototype.setOther = function (qi, text) {
+    var q = this.questions[qi];
+    if (!q) {
+      return;
+    }
+    q.other = str(text);
+    if (!q.multi && q.other !== "") {
+      q.chosen = q.chosen.map(function () { return false; });
+    }
+  };
+
+  // answered reports whether question qi has a choice or Other text that is not blank.
+  QuestionSet.prototype.answered = function (qi) {
+    var q = this.questions[qi];
+    return q.other.trim() !== "" || q.chosen.indexOf(true) >= 0;
+  };
+
+  // missing returns the indices of the questions not answered yet.
+  QuestionSet.prototype.missing = function () {
+    var out = [];
+    for (var i = 0; i < this.questions.length; i++) {
+      if (!this.answered(i)) {
+        out.push(i);
+      }
+    }
+    return out;
+  };
+
+  QuestionSet.prototype.complete = function () {
+    return this.missing().length === 0;
+  };
+
+  // answers returns the answers as the server takes them: Other text trimmed, null when
+  // empty.
+  QuestionSet.prototype.answers = function () {
+    return this.questions.map(function (q) {
+      var labels = [];
+      q.chosen.forEach(function (c, i) {
+        if (c) {
+          labels.push(q.options[i].label);
+        }
+      });
+      var other = q.other.trim();
+      return {question: q.text, selectedLabels: labels, customInput: other === "" ? null : other};
+    });
+  };
+
+  // typed returns the non-blank Other texts, the words that would be lost with the set.
+  QuestionSet.prototype.typed = function () {
+    return this.questions
+      .map(function (q) { return q.other.trim(); })
+      .filter(function (t) { return t !== ""; });
+  };
+
+  // draft returns the choices as plain data for the draft store; restore takes them back,
+  // matching options by label and questions by text, so a stale draft does no harm.
+  QuestionSet.prototype.draft = function () {
+    return this.questions.map(function (q) {
+      return {
+        question: q.text,
+        labels: q.options.filter(function (_, i) { return q.chosen[i]; }).map(function (o) { return o.label; }),
+        other: q.other
+      };
+    });
+  };
+
+  QuestionSet.prototype.restore = function (draft) {
+    var self = this;
+    if (!Array.isArray(draft)) {
+      return;
+    }
+    draft.forEach(function (d, qi) {
+      var q = self.questions[qi];
+      if (!q || !d || d.question !== q.text) {
+        return;
+      }
+      (Array.isArray(d.labels) ? d.labels : []).forEach(function (label) {
+        for (var i = 0; i < q.options.length; i++) {
+          if (q.options[i].label === label) {
+            self.choose(qi, i, true);
+          }
+        }
+      });
+      if (typeof d.other === "string" && d.other !== "") {
+        self.setOther(qi, d.other);
+      }
+    });
+  };
+
+  // =======================================================================================
+  // 5. Drafts: the choices of each pending set in sessionStorage, per request id, so that a
+  // reload keeps them for the life of the tab. Nothing breaks where storage is refused.
+  // Exports: createDrafts.
+
+  var DRAFT_PREFIX = "askuser:draft:";
+  var DRAFT_LIMIT = 50;
+
+  function createDrafts(enabled) {
+    var store = null;
+    if (enabled) {
+      try {
+        store = root.sessionStorage;
+        var probe = DRAFT_PREFIX + "probe";
+        store.setItem(probe, "1");
+        store.removeItem(probe);
+      } catch (e) {
+        store = null;
+      }
+    }
+    function keys() {
+      var out = [];
+      for (var i = 0; i < store.length; i++) {
+        var k = store.key(i);
+        if (k && k.indexOf(DRAFT_PREFIX) === 0) {
+          out.push(k);
+        }
+      }
+      return out;
+    }
+    // prune keeps the newest DRAFT_LIMIT drafts: sets that ended while this tab was away
+    // leave theirs behind.
+    function prune() {
+      var ks = keys();
+      if (ks.length <= DRAFT_LIMIT) {
+        return;
+      }
+      ks.map(function (k) {
+        var t = 0;
+        try {
+          t = JSON.parse(store.getItem(k)).t || 0;
+        } catch (e) {
+          t = 0;
+        }
+        return {k: k, t: t};
+      }).sort(function (a, b) { return a.t - b.t; })
+        .slice(0, ks.length - DRAFT_LIMIT)
+        .forEach(function (e) { store.removeItem(e.k); });
+    }
+    return {
+      load: function (requestId) {
+        if (!store) {
+          return null;
+        }
+        try {
+          var v = JSON.parse(store.getItem(DRAFT_PREFIX + requestId));
+          return v && Array.isArray(v.q) ? v.q : null;
+        } catch (e) {
+          return null;
+        }
+      },
+      save: function (set) {
+        if (!store) {
+          return;
+        }
+        try {
+          store.setItem(DRAFT_PREFIX + set.requestId, JSON.stringify({t: Date.now(), q: set.draft()}));
+          prune();
+        } catch (e) {
+          // full or refused: the draft is a convenience
+        }
+      },
+      remove: function (requestId) {
+        if (store) {
+          try {
+            store.removeItem(DRAFT_PREFIX + requestId);
+          } catch (e) {
+            // nothing to do
+          }
+        }
+      }
+    };
+  }
+
+  // =======================================================================================
+  // 6. Rendering a question: a fieldset with the header chip, the question, the options,
+  // Other, and the preview when the options have previews. Text only; model text through
+  // modelEl. It reports what the person does through the handlers it is given.
+  // Exports: buildQuestion.
+
+  // buildQuestion renders question q (index qi) of a set. ctx is the set view's (see
+  // buildSetView); onChoose and onOther report the person's input. Returns {fieldset,
+  // inputs, labels, other, sync(locked)}: sync puts q's state into the controls.
+  function buildQuestion(q, qi, set, ctx) {
+    var S = ctx.S;
+    var qv = {fieldset: null, inputs: [], labels: [], other: null, preview: null, focused: -1, sync: null};
+    var fs = el("fieldset", "askuser-question");
+    fs.setAttribute("data-testid", "question");
+    fs.setAttribute("data-index", String(qi));
+    fs.setAttribute("data-multi-select", q.multi ? "true" : "false");
+    qv.fieldset = fs;
+
+    var legend = el("legend", "askuser-legend");
+    var chip = modelEl("span", "askuser-chip", q.header);
+    chip.setAttribute("data-testid", "header");
+    var qtext = modelEl("span", "askuser-question-text", q.text);
+    qtext.id = newId("q");
+    qtext.setAttribute("data-testid", "question-text");
+    legend.appendChild(chip);
+    legend.appendChild(document.createTextNode(" "));
+    legend.appendChild(qtext);
+    fs.appendChild(legend);
+
+    var hintText = el("p", "askuser-hint", q.multi ? S.chooseAny : S.chooseOne);
+    hintText.id = newId("hint");
+    fs.appendChild(hintText);
+
+    var body = el("div", "askuser-body");
+    var main = el("div", "askuser-main");
+    var group = el("div", "askuser-options");
+    group.setAttribute("role", q.multi ? "group" : "radiogroup");
+    group.setAttribute("aria-labelledby", qtext.id);
+    group.setAttribute("aria-describedby", hintText.id);
+    var name = newId("name");
+
+    q.options.forEach(function (o, oi) {
+      var opt = el("label", "askuser-option");
+      opt.setAttribute("data-testid", "option");
+      opt.setAttribute("data-index", String(oi));
+      // An attribute value is never parsed as markup, so the exact label is safe here.
+      opt.setAttribute("data-label", o.label);
+
+      var input = el("input", "askuser-option-input");
+      input.type = q.multi ? "checkbox" : "radio";
+      input.name = name;
+      input.value = String(oi);
+      input.id = newId("opt");
+      input.setAttribute("data-testid", "option-input");
+
+      var text = el("span", "askuser-option-text");
+      var title = el("span", "askuser-option-title");
+      title.id = newId("title");
+      var recommended = RECOMMENDED.test(o.label);
+      var shown = recommended ? o.label.replace(RECOMMENDED, "") : o.label;
+      var key = el("span", "askuser-key", String(oi + 1));
+      key.setAttribute("aria-hidden", "true");
+      title.appendChild(key);
+      var labelSpan = modelEl("span", "askuser-option-label", shown || o.label);
+      labelSpan.setAttribute("data-testid", "option-label");
+      title.appendChild(labelSpan);
+      if (recommended && shown) {
+        title.appendChild(document.createTextNode(" "));
+        var badge = el("span", "askuser-badge", S.recommended);
+        badge.setAttribute("data-testid", "recommended");
+        title.appendChild(badge);
+        opt.classList.add("askuser-recommended");
+      }
+      var desc = modelEl("span", "askuser-option-desc", o.description);
+      desc.id = newId("desc");
+      desc.setAttribute("data-testid", "option-description");
+      text.appendChild(title);
+      text.appendChild(desc);
+      input.setAttribute("aria-labelledby", title.id);
+      input.setAttribute("aria-describedby", desc.id);
+
+      opt.appendChild(input);
+      opt.appendChild(text);
+      group.appendChild(opt);
+      qv.inputs.push(input);
+      qv.labels.push(opt);
+
+      input.addEventListener("change", function () {
+        ctx.onChoose(qi, oi, input.checked);
+        showPreview();
+      });
+      input.addEventListener("focus", function () {
+        qv.focused = oi;
+        showPreview();
+      });
+      input.addEventListener("blur", function () {
+        if (qv.focused === oi) {
+          qv.focused = -1;
+        }
+        showPreview();
+      });
+    });
+    main.appendChild(group);
+
+    var otherWrap = el("div", "askuser-other");
+    var other = el("input", "askuser-other-input");
+    other.type = "text";
+    other.id = newId("other");
+    other.placeholder = S.otherPlaceholder;
+    other.maxLength = ctx.maxCustomInput;
+    other.autocomplete = "off";
+    other.dir = "auto";
+    other.setAttribute("data-testid", "other-input");
+    other.setAttribute("aria-describedby", qtext.id);
+    var otherLabel = el("label", "askuser-other-label", S.other);
+    otherLabel.htmlFor = other.id;
+    otherWrap.appendChild(otherLabel);
+    otherWrap.appendChild(other);
+    main.appendChild(otherWrap);
+    qv.other = other;
+    other.addEventListener("input", function () {
+      ctx.onOther(qi, other.value);
+      showPreview();
+    });
+    body.appendChild(main);
+
+    if (q.hasPreview) {
+      fs.classList.add("askuser-has-preview");
+      var pv = el("div", "askuser-preview");
+      pv.setAttribute("data-testid", "preview");
+      pv.setAttribute("role", "region");
+      var cap = el("div", "askuser-preview-caption");
+      cap.id = newId("cap");
+      cap.dir = "auto";
+      cap.setAttribute("data-testid", "preview-caption");
+      pv.setAttribute("aria-labelledby", cap.id);
+      var pvBody = el("div", "askuser-preview-body askuser-md");
+      pvBody.dir = "auto";
+      pvBody.setAttribute("data-testid", "preview-body");
+      // A scrollable box must be reachable by keyboard.
+      pvBody.tabIndex = 0;
+      pvBody.setAttribute("aria-labelledby", cap.id);
+      pv.appendChild(cap);
+      pv.appendChild(pvBody);
+      body.appendChild(pv);
+      qv.preview = {box: pv, caption: cap, body: pvBody, shown: -2, cache: []};
+    }
+    fs.appendChild(body);
+
+    // showPreview shows the preview of the focused option, else the chosen one, else the
+    // first that has one.
+    function showPreview() {
+      var p = qv.preview;
+      if (!p) {
+        return;
+      }
+      var idx = qv.focused >= 0 ? qv.focused : q.chosen.indexOf(true);
+      if (idx < 0) {
+        for (var i = 0; i < q.options.length; i++) {
+          if (q.options[i].preview !== "") {
+            idx = i;
+            break;
+          }
+        }
+      }
+      if (idx === p.shown) {
+        return;
+      }
+      p.shown = idx;
+      var o = q.options[idx];
+      p.box.setAttribute("data-option-index", String(idx));
+      p.caption.textContent = S.preview + " \u2014 " + clean(o.label);
+      if (!p.cache[idx]) {
+        var holder = el("div", "askuser-md-doc");
+        if (o.preview !== "") {
+          holder.appendChild(markdown(o.preview));
+        } else {
+          holder.appendChild(el("p", "askuser-md-p askuser-preview-none", S.noPreview));
+        }
+        p.cache[idx] = holder;
+      }
+      while (p.body.firstChild) {
+        p.body.removeChild(p.body.firstChild);
+      }
+      p.body.appendChild(p.cache[idx]);
+      p.body.scrollTop = 0;
+    }
+
+    // sync puts the state's choices into the controls. The Other box is written only when
+    // it differs, so that the caret of someone typing stays where it is.
+    qv.sync = function (locked) {
+      fs.disabled = locked;
+      qv.inputs.forEach(function (inp, i) {
+        if (inp.checked !== q.chosen[i]) {
+          inp.checked = q.chosen[i];
+        }
+        qv.labels[i].classList.toggle("askuser-checked", q.chosen[i]);
+      });
+      if (other.value !== q.other) {
+        other.value = q.other;
+      }
+      showPreview();
+    };
+    showPreview();
+    return qv;
+  }
+
+  // =======================================================================================
+  // 7. Rendering a set, and the note an ended set leaves: the sticky header (title,
+  // progress, countdown), the questions, and the sticky footer (what is missing, errors,
+  // the buttons). A view reads a QuestionSet and decides nothing.
+  // Exports: buildSetView, buildNote, describeAnswers.
+
+  /**
+   * buildSetView renders set. ctx: {S, maxCustomInput, onChoose(qi, oi, on),
+   * onOther(qi, text), onSubmit(), onDecline(), onDismiss()}.
+   * Returns the view: {form, update(connected), setCountdown(left), focusQuestion(qi),
+   * focusOption(qi, oi), questionOf(node), head, foot}.
+   */
+  function buildSetView(set, ctx) {
+    var S = ctx.S;
+    var form = el("form", "askuser-panel");
+    form.noValidate = true;
+    form.setAttribute("data-testid", "panel");
+    form.setAttribute("data-request-id", set.requestId);
+
+    var head = el("div", "askuser-head");
+    var title = el("p", "askuser-title", S.title);
+    title.id = newId("ptitle");
+    form.setAttribute("aria-labelledby", title.id);
+    var progress = el("span", "askuser-progress");
+    progress.setAttribute("data-testid", "progress");
+    progress.hidden = set.questions.length < 2;
+    var countdown = el("span", "askuser-countdown");
+    countdown.setAttribute("role", "timer");
+    countdown.setAttribute("data-testid", "countdown");
+    head.appendChild(title);
+    head.appendChild(progress);
+    head.appendChild(countdown);
+    form.appendChild(head);
+
+    var qwrap = el("div", "askuser-questions");
+    var qviews = set.questions.map(function (q, qi) {
+      var qv = buildQuestion(q, qi, set, ctx);
+      qwrap.appendChild(qv.fieldset);
+      return qv;
+    });
+    form.appendChild(qwrap);
+
+    var foot = el("div", "askuser-foot");
+    var error = el("div", "askuser-error");
+    error.setAttribute("role", "alert");
+    error.setAttribute("data-testid", "error");
+    error.hidden = true;
+    var row = el("div", "askuser-foot-row");
+    var words = el("div", "askuser-foot-notes");
+    var hint = el("p", "askuser-hint-missing");
+    hint.id = newId("hint");
+    hint.setAttribute("data-testid", "hint");
+    var status = el("p", "askuser-status");
+    status.setAttribute("role", "status");
+    status.setAttribute("data-testid", "status");
+    words.appendChild(hint);
+    words.appendChild(status);
+    var buttons = el("div", "askuser-buttons");
+    var dismiss = el("button", "askuser-button askuser-dismiss", S.dismiss);
+    dismiss.type = "button";
+    dismiss.setAttribute("data-testid", "dismiss");
+    dismiss.hidden = true;
+    var decline = el("button", "askuser-button askuser-decline", S.decline);
+    decline.type = "button";
+    decline.setAttribute("data-testid", "decline");
+    // Submit stays focusable while the answers are incomplete (aria-disabled, not disabled),
+    // so that a keyboard reaches it and it can say what is missing.
+    var submit = el("button", "askuser-button askuser-submit", S.submit);
+    submit.type = "submit";
+    submit.setAttribute("data-testid", "submit");
+    submit.setAttribute("aria-describedby", hint.id);
+    buttons.appendChild(dismiss);
+    buttons.appendChild(decline);
+    buttons.appendChild(submit);
+    row.appendChild(words);
+    row.appendChild(buttons);
+    foot.appendChild(error);
+    foot.appendChild(row);
+    form.appendChild(foot);
+
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      ctx.onSubmit();
+    });
+    decline.addEventListener("click", function () {
+      ctx.onDecline();
+    });
+    dismiss.addEventListener("click", function () {
+      ctx.onDismiss();
+    });
+
+    var shownError = null;
+
+    function renderError() {
+      if (set.error === shownError) {
+        return;
+      }
+      shownError = set.error;
+      while (error.firstChild) {
+        error.removeChild(error.firstChild);
+      }
+      var e = set.error;
+      if (!e || (!e.message && !(e.problems && e.problems.length))) {
+        error.hidden = true;
+        return;
+      }
+      var msg = el("p", "askuser-error-message", e.message);
+      msg.dir = "auto";
+      error.appendChild(msg);
+      if (Array.isArray(e.problems) && e.problems.length) {
+        var ul = el("ul", "askuser-error-problems");
+        e.problems.forEach(function (pr) {
+          ul.appendChild(modelEl("li", null, pr));
+        });
+        error.appendChild(ul);
+      }
+      error.hidden = false;
+    }
+
+    function renderHint(missing) {
+      while (hint.firstChild) {
+        hint.removeChild(hint.firstChild);
+      }
+      if (!missing.length) {
+        hint.hidden = true;
+        return;
+      }
+      var names = missing.map(function (qi) {
+        var q = set.questions[qi];
+        var b = modelEl("b", "askuser-hint-name", q.header || q.text);
+        return b;
+      });
+      var parts = S.needAnswer.split("{names}");
+      hint.appendChild(document.createTextNode(parts[0]));
+      joinList(hint, names, S);
+      hint.appendChild(document.createTextNode(parts.slice(1).join("")));
+      hint.hidden = false;
+    }
+
+    function update(connected) {
+      var missing = set.missing();
+      var complete = missing.length === 0;
+      var locked = !!set.sending || set.gone;
+      var blocked = !complete || locked || !connected;
+      submit.setAttribute("aria-disabled", blocked ? "true" : "false");
+      decline.setAttribute("aria-disabled", locked || !connected ? "true" : "false");
+      decline.hidden = set.gone;
+      dismiss.hidden = !set.gone;
+      form.setAttribute("data-complete", complete ? "true" : "false");
+      form.setAttribute("aria-busy", set.sending ? "true" : "false");
+      var answered = set.questions.length - missing.length;
+      progress.textContent = S.progress(answered, set.questions.length);
+      qviews.forEach(function (qv, qi) {
+        qv.sync(locked);
+        qv.fieldset.setAttribute("data-answered", set.answered(qi) ? "true" : "false");
+      });
+      renderHint(set.gone || set.sending ? [] : missing);
+      status.textContent = set.sending ? S.sending : connected ? "" : S.waitingForConnection;
+      renderError();
+    }
+
+    function setCountdown(left, text) {
+      if (left === null) {
+        countdown.hidden = true;
+        return;
+      }
+      countdown.hidden = false;
+      countdown.textContent = text;
+      countdown.classList.toggle("askuser-urgent", left <= 30);
+      form.setAttribute("data-seconds-left", String(left));
+    }
+
+    function focusQuestion(qi) {
+      var qv = qviews[qi];
+      if (!qv) {
+        return;
+      }
+      var q = set.questions[qi];
+      var k = q.chosen.indexOf(true);
+      var target = qv.inputs[k >= 0 ? k : 0] || qv.other;
+      target.focus();
+    }
+
+    return {
+      form: form,
+      head: head,
+      foot: foot,
+      hint: hint,
+      update: update,
+      setCountdown: setCountdown,
+      focusQuestion: focusQuestion,
+      focusOption: function (qi, oi) {
+        var qv = qviews[qi];
+        if (qv && qv.inputs[oi]) {
+          qv.inputs[oi].focus();
+        }
+      },
+      questionOf: function (node) {
+        for (var i = 0; i < qviews.length; i++) {
+          if (qviews[i].fieldset.contains(node)) {
+            return i;
+          }
+        }
+        return -1;
+      }
+    };
+  }
+
+  // describeAnswers appends to parent what answers (as in a tool result) chose: "React",
+  // or, for several questions, "Database: PostgreSQL; Testing: Unit tests, “Fuzz tests”".
+  function describeAnswers(parent, answers, set, S) {
+    var headers = {};
+    if (set) {
+      set.questions.forEach(function (q) {
+        headers[q.text] = q.header || q.text;
+      });
+    }
+    answers.forEach(function (a, i) {
+      if (i > 0) {
+        parent.appendChild(document.createTextNode("; "));
+      }
+      a = a || {};
+      if (answers.length > 1) {
+        parent.appendChild(modelEl("span", "askuser-note-header", headers[a.question] || a.question));
+        parent.appendChild(document.createTextNode(": "));
+      }
+      var items = (Array.isArray(a.selectedLabels) ? a.selectedLabels : []).map(function (l) {
+        return modelEl("span", "askuser-note-choice", l);
+      });
+      if (typeof a.customInput === "string" && a.customInput !== "") {
+        items.push(modelEl("q", "askuser-note-choice", a.customInput));
+      }
+      items.forEach(function (item, k) {
+        if (k > 0) {
+          parent.appendChild(document.createTextNode(S.listSeparator));
+        }
+        parent.appendChild(item);
+      });
+    });
+  }
+
+  /**
+   * buildNote renders the read-only note an ended set leaves where it was. info: {set,
+   * text, answers (or null), mine (the answers this device sent and that were not used, or
+   * null), typed (Other texts that would be lost)}. Returns {node, setAnswers(answers)}.
+   */
+  function buildNote(info, S, onDismiss) {
+    var node = el("div", "askuser-note");
+    node.setAttribute("data-testid", "ended");
+    node.setAttribute("data-request-id", info.set.requestId);
+    node.setAttribute("data-outcome", info.outcome);
+    node.setAttribute("role", "group");
+    node.tabIndex = -1;
+    var body = el("div", "askuser-note-body");
+    var line = el("p", "askuser-note-text");
+    line.setAttribute("data-testid", "ended-text");
+    var lead = el("span", null, info.text);
+    var answersSpan = el("span", "askuser-note-answers");
+    answersSpan.setAttribute("data-testid", "ended-answers");
+    line.appendChild(lead);
+    line.appendChild(answersSpan);
+    body.appendChild(line);
+    node.setAttribute("aria-label", info.text);
+
+    function setAnswers(answers) {
+      if (!info.withAnswers || !Array.isArray(answers) || !answers.length) {
+        return;
+      }
+      while (answersSpan.firstChild) {
+        answersSpan.removeChild(answersSpan.firstChild);
+      }
+      answersSpan.appendChild(document.createTextNode(": "));
+      describeAnswers(answersSpan, answers, info.set, S);
+    }
+    setAnswers(info.answers);
+
+    if (info.mine) {
+      var mine = el("p", "askuser-note-extra");
+      mine.setAttribute("data-testid", "ended-mine");
+      mine.appendChild(document.createTextNode(S.yourAnswer));
+      describeAnswers(mine, info.mine, info.set, S);
+      body.appendChild(mine);
+    } else if (info.typed.length) {
+      var typed = el("p", "askuser-note-extra");
+      typed.setAttribute("data-testid", "ended-typed");
+      typed.appendChild(document.createTextNode(S.yourText));
+      info.typed.forEach(function (t, i) {
+        if (i > 0) {
+          typed.appendChild(document.createTextNode(S.listSeparator));
+        }
+        // Kept as selectable text, so that it can be copied into a message.
+        typed.appendChild(modelEl("q", "askuser-note-typed", t));
+      });
+      body.appendChild(typed);
+    }
+    var dismiss = el("button", "askuser-button askuser-note-dismiss", S.dismiss);
+    dismiss.type = "button";
+    dismiss.setAttribute("data-testid", "dismiss");
+    dismiss.addEventListener("click", onDismiss);
+    node.appendChild(body);
+    node.appendChild(dismiss);
+    return {node: node, setAnswers: setAnswers};
+  }
+
+  // =======================================================================================
+  // 8. Announcer and countdown: what screen readers are told, and the time left of each set.
+  // Exports: createAnnouncer, createCountdown.
+
+  // Moments at which the time left is announced to screen readers, in seconds.
+  var ANNOUNCE_AT = [60, 10];
+
+  // createAnnouncer returns say(text), which a polite live region inside parent speaks.
+  function createAnnouncer(parent) {
+    var node = el("div", "askuser-sr-only");
+    node.setAttribute("aria-live", "polite");
+    node.setAttribute("data-testid", "announcer");
+    parent.appendChild(node);
+    return function say(text) {
+      // Clear first so that the same text twice is still announced.
+      node.textContent = "";
+      setTimeout(function () {
+        node.textContent = text;
+      }, 50);
+    };
+  }
+
+  // createCountdown ticks once a second while any entry of entries() has an expiry: it
+  // shows the time left in each entry's view and announces it as it passes ANNOUNCE_AT.
+  // Returns {tick(), stop()}; tick also starts and stops the ticking as needed.
+  function createCountdown(entries, S, now, say) {
+    var ticker = null;
+    var stopped = false;
+    function tick() {
+      var any = false;
+      var t = now();
+      entries().forEach(function (entry) {
+        var set = entry.set;
+        if (isNaN(set.expiresAt)) {
+          entry.view.setCountdown(null);
+          return;
+        }
+        any = true;
+        var left = Math.max(0, Math.ceil((set.expiresAt - t) / 1000));
+        entry.view.setCountdown(left, left > 0 ? S.timeLeft(left) : S.timeUp);
+        ANNOUNCE_AT.forEach(function (at) {
+          if (left <= at && left > 0 && !entry.announced[at]) {
+            entry.announced[at] = true;
+            // Only announce a threshold as it passes, not all of them for a late arrival.
+            if (left > at - 3) {
+              say(S.timeLeftSpoken(left));
+            }
+          }
+        });
+        if (left === 0 && !entry.announced[0]) {
+          entry.announced[0] = true;
+          say(S.timeUp);
+        }
+      });
+      if (any && !ticker && !stopped) {
+        ticker = setInterval(tick, 1000);
+      } else if (!any && ticker) {
+        clearInterval(ticker);
+        ticker = null;
+      }
+    }
+    return {
+      tick: tick,
+      stop: function () {
+        stopped = true;
+        if (ticker) {
+          clearInterval(ticker);
+          ticker = null;
+        }
+      }
+    };
+  }
+
+  // =======================================================================================
+  // 9. Notes: what an ended set leaves where it was, unless this device's own answer or
+  // decline ended it: "Answered on another device: React", "Timed out", with any text the
+  // person had typed. The last few ended sets are remembered, for a refusal that arrives
+  // after the end (this device lost the race) and for answers learned later.
+  // Exports: createNotes.
+
+  var NOTE_LIMIT = 3; // notes shown at most; the oldest goes first
+  var ENDED_LIMIT = 20; // ended sets remembered
+
+  function createNotes(listEl, S, say, onRemoved) {
+    var ended = new Map(); // requestId -> {set, outcome, own, answers, note}, oldest first
+
+    function show(record, before, text, withAnswers, mine) {
+      var set = record.set;
+      record.note = buildNote({
+        set: set,
+        outcome: record.outcome,
+        text: text,
+        withAnswers: withAnswers,
+        answers: record.answers,
+        mine: mine,
+        typed: mine ? [] : set.typed()
+      }, S, function () {
+        dismiss(record);
+      });
+      listEl.insertBefore(record.note.node, before && before.parentNode === listEl ? before : null);
+      var all = listEl.querySelectorAll(".askuser-note");
+      for (var i = 0; i < all.length - NOTE_LIMIT; i++) {
+        listEl.removeChild(all[i]);
+      }
+      say(text);
+    }
+
+    function dismiss(record) {
+      if (!record.note) {
+        return;
+      }
+      var node = record.note.node;
+      var hadFocus = node.contains(document.activeElement);
+      var next = node.nextElementSibling;
+      if (node.parentNode) {
+        node.parentNode.removeChild(node);
+      }
+      record.note = null;
+      if (hadFocus) {
+        onRemoved(next);
+      }
+    }
+
+    return {
+      // ended records how set ended and shows its note in place of before (its form); it
+      // returns the note's node, or null when this device's own answer or decline ended it.
+      ended: function (set, outcome, before) {
+        var record = {set: set, outcome: outcome, own: false, answers: null, note: null};
+        ended.delete(set.requestId);
+        ended.set(set.requestId, record);
+        while (ended.size > ENDED_LIMIT) {
+          ended.delete(ended.keys().next().value);
+        }
+        if (!set.lost && ((set.sending === "answers" && outcome === "answered") ||
+          (set.sending === "decline" && outcome === "declined"))) {
+          record.own = true;
+          say(outcome === "answered" ? S.answerSent : S.resolved.declined);
+          return null;
+        }
+        if (outcome === "answered" && (set.lost || set.sending === "answers")) {
+          show(record, before, S.lostRace, true, set.answersSent);
+        } else if (outcome === "answered") {
+          show(record, before, S.answeredElsewhere, true, null);
+        } else if (outcome === "declined") {
+          show(record, before, S.declinedElsewhere, false, null);
+        } else {
+          show(record, before, S.resolved[outcome] || S.ended, false, null);
+        }
+        return record.note.node;
+      },
+      // refused takes a not_pending refusal of a set that has ended here: an answer taken
+      // for this device's own was refused, so another device was first.
+      refused: function (requestId) {
+        var record = ended.get(requestId);
+        if (record && record.own && record.set.answersSent) {
+          record.own = false;
+          show(record, null, S.lostRace, true, record.set.answersSent);
+        }
+      },
+      setAnswers: function (requestId, answers) {
+        var record = ended.get(requestId);
+        if (record) {
+          record.answers = answers;
+          if (record.note) {
+            record.note.setAnswers(answers);
+          }
+        }
+      },
+      // forget drops what is known of a set asked again.
+      forget: function (requestId) {
+        var record = ended.get(requestId);
+        if (record) {
+          dismiss(record);
+          ended.delete(requestId);
+        }
+      },
+      clear: function () {
+        ended.forEach(dismiss);
+        ended.clear();
+      }
+    };
+  }
+
+  // =======================================================================================
+  // 10. Keys and focus: 1–4 choose an option of the question in focus (or of the first
+  // unanswered), Enter submits or goes to what is missing, Esc declines; a focused control
+  // is scrolled clear of its set's sticky header and footer.
+  // Exports: bindKeys.
+
+  // scrollerOf returns the nearest ancestor of node that scrolls vertically, or null for
+  // the page.
+  function scrollerOf(node) {
+    for (var n = node.parentElement; n && n !== document.body && n !== document.documentElement; n = n.parentElement) {
+      var oy = getComputedStyle(n).overflowY;
+      if ((oy === "auto" || oy === "scroll") && n.scrollHeight > n.clientHeight) {
+        return n;
+      }
+    }
+    return null;
+  }
+
+  // reveal scrolls so that target, a control of view, is seen whole.
+  function reveal(view, target) {
+    if (view.head.contains(target) || view.foot.contains(target)) {
+      return;
+    }
+    var box = target.closest(".askuser-option, .askuser-other, .askuser-preview-body") || target;
+    var r = box.getBoundingClientRect();
+    var scroller = scrollerOf(view.form);
+    var sr = scroller ? scroller.getBoundingClientRect() : {top: 0, bottom: root.innerHeight};
+    var top = Math.max(sr.top, view.head.getBoundingClientRect().bottom);
+    var bottom = Math.min(sr.bottom, view.foot.getBoundingClientRect().top);
+    var margin = 8;
+    var delta = 0;
+    if (r.bottom > bottom - margin) {
+      delta = r.bottom - bottom + margin;
+    }
+    if (r.top - delta < top + margin) {
+      delta = r.top - top - margin;
+    }
+    if (Math.abs(delta) >= 1) {
+      if (scroller) {
+        scroller.scrollTop += delta;
+      } else {
+        root.scrollBy(0, delta);
+      }
+    }
+  }
+
+  /**
+   * bindKeys listens on rootEl. panel: {entryOf(node) (the entry of the set node is in, or
+   * null), submit(entry), decline(entry), dismiss(entry), choose(entry, qi, oi, on)};
+   * shortcuts: whether the keys are on. Returns a function that stops listening.
+   */
+  function bindKeys(rootEl, panel, shortcuts) {
+    function onKey(e) {
+      if (!shortcuts || e.defaultPrevented || e.isComposing || e.keyCode === 229 || e.altKey || e.ctrlKey || e.metaKey) {
+        return;
+      }
+      var t = e.target;
+      var entry = panel.entryOf(t);
+      if (!entry) {
+        return;
+      }
+      var set = entry.set;
+      if (e.key === "Escape") {
+        e.preventDefault();
+        if (set.gone) {
+          panel.dismiss(entry);
+        } else if (!set.sending) {
+          panel.decline(entry);
+        }
+        return;
+      }
+      if (e.key === "Enter") {
+        if (t.tagName === "BUTTON" || e.shiftKey) {
+          return; // a button does what it says
+        }
+        e.preventDefault();
+        panel.submit(entry);
+        return;
+      }
+      var typing = t.tagName === "TEXTAREA" || (t.tagName === "INPUT" && t.type === "text");
+      if (typing || e.shiftKey || !/^[1-9]$/.test(e.key) || set.sending || set.gone) {
+        return;
+      }
+      var qi = entry.view.questionOf(t);
+      if (qi < 0) {
+        var missing = set.missing();
+        qi = missing.length ? missing[0] : 0;
+      }
+      var q = set.questions[qi];
+      var oi = Number(e.key) - 1;
+      if (!q || oi >= q.options.length) {
+        return;
+      }
+      e.preventDefault();
+      panel.choose(entry, qi, oi, q.multi ? !q.chosen[oi] : true);
+      entry.view.focusOption(qi, oi);
+    }
+    function onFocusIn(e) {
+      var t = e.target;
+      // After the browser's own scrolling into view.
+      root.requestAnimationFrame(function () {
+        var entry = panel.entryOf(t);
+        if (entry && document.activeElement === t) {
+          reveal(entry.view, t);
+        }
+      });
+    }
+    rootEl.addEventListener("keydown", onKey);
+    rootEl.addEventListener("focusin", onFocusIn);
+    return function () {
+      rootEl.removeEventListener("keydown", onKey);
+      rootEl.removeEventListener("focusin", onFocusIn);
+    };
+  }
+
+  // =======================================================================================
+  // 11. Panel: every pending question set of a session, kept in step with the events it is
+  // given. It ties the parts above together and sends answers through options.send.
+  // Exports: createPanel.
+
+  // The server's default bound of an answer's free text, in characters.
+  var DEFAULT_MAX_CUSTOM_INPUT = 4000;
+  // How long a sent answer waits for the server's verdict before the panel is usable again.
+  var REPLY_TIMEOUT_MS = 20000;
+
+  /**
    * createPanel renders pending question sets into options.container and keeps them in step
    * with the events it is given. It does no networking: options.send(obj) must send obj (an
-   * event envelope) to the server and return false when it could not.
+   * event envelope; encode it with AskUser.stringify) to the server and return false when
+   * it could not.
    *
-   * Returns {handle(event), setConnected(bool), requestIds(), clear(), destroy()}; handle
-   * takes a parsed event envelope and returns true when it was one of the panel's.
+   * Returns {handle(event), setConnected(bool), setAnswers(requestId, answers),
+   * requestIds(), lang, clear(), destroy()}; handle takes a parsed event envelope (best
+   * parsed with AskUser.parse) and returns true when it was one of the panel's.
    */
   function createPanel(options) {
     var opts = options || {};
@@ -366,565 +1766,273 @@
       throw new TypeError("AskUser: options.container must be an element");
     }
     var send = typeof opts.send === "function" ? opts.send : function () { return false; };
-    var S = merge(DEFAULT_STRINGS, opts.strings);
-    S.resolved = merge(DEFAULT_STRINGS.resolved, opts.strings && opts.strings.resolved);
+    var lang = chooseLanguage(opts.lang, container);
+    var S = stringsFor(lang, opts.strings);
     var maxCustomInput = opts.maxCustomInput > 0 ? opts.maxCustomInput : DEFAULT_MAX_CUSTOM_INPUT;
-    var now = typeof opts.now === "function" ? opts.now : function () { return Date.now(); };
+    var drafts = createDrafts(opts.drafts !== false);
 
     var rootEl = el("div", "askuser-root");
     rootEl.setAttribute("data-testid", "askuser-root");
+    rootEl.setAttribute("data-lang", lang);
+    rootEl.lang = lang === "zh" ? "zh-CN" : "en";
     var banner = el("div", "askuser-connection", S.disconnected);
     banner.setAttribute("role", "status");
     banner.setAttribute("data-testid", "connection");
     banner.hidden = true;
     var listEl = el("div", "askuser-list");
-    var announcer = el("div", "askuser-sr-only");
-    announcer.setAttribute("aria-live", "polite");
-    announcer.setAttribute("data-testid", "announcer");
     rootEl.appendChild(banner);
     rootEl.appendChild(listEl);
-    rootEl.appendChild(announcer);
+    var say = createAnnouncer(rootEl);
     container.appendChild(rootEl);
 
-    var panels = new Map(); // requestId -> panel state, in the order first seen
+    // Written only by the functions below, on the page's one thread. An entry is
+    // {set, view, replyTimer, announced, hadFocus}.
+    var sets = new Map(); // requestId -> entry, oldest first
     var connected = opts.connected === undefined ? true : !!opts.connected;
-    var ticker = null;
     var destroyed = false;
+    var countdown = createCountdown(function () { return Array.from(sets.values()); }, S,
+      typeof opts.now === "function" ? opts.now : function () { return Date.now(); }, say);
+    var notes = createNotes(listEl, S, say, focusFrom);
 
-    function announce(text) {
-      // Clear first so that the same text twice is still announced.
-      announcer.textContent = "";
-      setTimeout(function () {
-        announcer.textContent = text;
-      }, 50);
+    function refresh(entry) {
+      entry.view.update(connected);
+      banner.hidden = connected || sets.size === 0;
     }
 
-    function updateBanner() {
-      banner.hidden = connected || panels.size === 0;
+    // focusFrom keeps keyboard users in the list when what had the focus goes: node (the
+    // next set or note) or else the last one.
+    function focusFrom(node) {
+      var target = node && node.parentNode === listEl ? node : listEl.lastElementChild;
+      var entry = target && sets.get(target.getAttribute("data-request-id"));
+      if (entry && target === entry.view.form) {
+        focusSet(entry);
+      } else if (target) {
+        target.focus();
+      }
     }
 
-    // ---- building ---------------------------------------------------------------------
+    function focusSet(entry) {
+      var missing = entry.set.missing();
+      entry.view.focusQuestion(missing.length ? missing[0] : 0);
+    }
 
-    function buildQuestion(p, q, qi) {
-      var multi = q.multiSelect === true;
-      var qs = {
-        text: str(q.question),
-        multi: multi,
-        options: [],
-        inputs: [],
-        labels: [],
-        other: null,
-        preview: null,
-        fieldset: null,
-        focused: -1
-      };
-      var fs = el("fieldset", "askuser-question");
-      fs.setAttribute("data-testid", "question");
-      fs.setAttribute("data-index", String(qi));
-      fs.setAttribute("data-multi-select", multi ? "true" : "false");
-      qs.fieldset = fs;
+    function shouldFocus() {
+      if (opts.autoFocus === false || opts.autoFocus === true) {
+        return opts.autoFocus;
+      }
+      // By default only when nothing else has the focus: never from a field the person may
+      // be typing in.
+      var a = document.activeElement;
+      return !a || a === document.body || a === document.documentElement || rootEl.contains(a);
+    }
 
-      var legend = el("legend", "askuser-legend");
-      var chip = el("span", "askuser-chip", str(q.header));
-      chip.setAttribute("data-testid", "header");
-      var qtext = el("span", "askuser-question-text", qs.text);
-      qtext.id = newId("q");
-      qtext.setAttribute("data-testid", "question-text");
-      legend.appendChild(chip);
-      legend.appendChild(document.createTextNode(" "));
-      legend.appendChild(qtext);
-      fs.appendChild(legend);
+    // ---- answering ----------------------------------------------------------------------
 
-      var hint = el("p", "askuser-hint", multi ? S.chooseAny : S.chooseOne);
-      hint.id = newId("hint");
-      fs.appendChild(hint);
-
-      var rawOptions = Array.isArray(q.options) ? q.options : [];
-      var hasPreview = !multi && rawOptions.some(function (o) { return o && str(o.preview) !== ""; });
-
-      var body = el("div", "askuser-body");
-      var main = el("div", "askuser-main");
-      var group = el("div", "askuser-options");
-      group.setAttribute("role", multi ? "group" : "radiogroup");
-      group.setAttribute("aria-labelledby", qtext.id);
-      group.setAttribute("aria-describedby", hint.id);
-      var name = newId("name");
-
-      rawOptions.forEach(function (o, oi) {
-        var label = str(o && o.label);
-        var description = str(o && o.description);
-        var opt = el("label", "askuser-option");
-        opt.setAttribute("data-testid", "option");
-        opt.setAttribute("data-index", String(oi));
-        // An attribute value is never parsed as markup, so the label is safe here.
-        opt.setAttribute("data-label", label);
-
-        var input = el("input", "askuser-option-input");
-        input.type = multi ? "checkbox" : "radio";
-        input.name = name;
-        input.value = String(oi);
-        input.id = newId("opt");
-        input.setAttribute("data-testid", "option-input");
-
-        var text = el("span", "askuser-option-text");
-        var title = el("span", "askuser-option-title");
-        title.id = newId("title");
-        var recommended = RECOMMENDED.test(label);
-        var shown = recommended ? label.replace(RECOMMENDED, "") : label;
-        var labelSpan = el("span", "askuser-option-label", shown || label);
-        labelSpan.setAttribute("data-testid", "option-label");
-        title.appendChild(labelSpan);
-        if (recommended && shown) {
-          title.appendChild(document.createTextNode(" "));
-          var badge = el("span", "askuser-badge", S.recommended);
-          badge.setAttribute("data-testid", "recommended");
-          title.appendChild(badge);
-          opt.classList.add("askuser-recommended");
+    function setSending(entry, what) {
+      var set = entry.set;
+      set.sending = what;
+      clearTimeout(entry.replyTimer);
+      entry.replyTimer = !what ? null : setTimeout(function () {
+        entry.replyTimer = null;
+        if (set.sending) {
+          set.sending = "";
+          set.error = {message: S.noReply};
+          refresh(entry);
         }
-        var desc = el("span", "askuser-option-desc", description);
-        desc.id = newId("desc");
-        desc.setAttribute("data-testid", "option-description");
-        text.appendChild(title);
-        text.appendChild(desc);
-        input.setAttribute("aria-labelledby", title.id);
-        input.setAttribute("aria-describedby", desc.id);
-
-        opt.appendChild(input);
-        opt.appendChild(text);
-        group.appendChild(opt);
-
-        qs.options.push({label: label, description: description, preview: hasPreview ? str(o && o.preview) : ""});
-        qs.inputs.push(input);
-        qs.labels.push(opt);
-
-        input.addEventListener("change", function () {
-          if (!multi && input.checked && qs.other.value !== "") {
-            // §4.4: choosing an option clears Other.
-            qs.other.value = "";
-          }
-          refresh(p);
-          showPreview(qs);
-        });
-        input.addEventListener("focus", function () {
-          qs.focused = oi;
-          showPreview(qs);
-        });
-        input.addEventListener("blur", function () {
-          if (qs.focused === oi) {
-            qs.focused = -1;
-          }
-          showPreview(qs);
-        });
-      });
-      main.appendChild(group);
-
-      var otherWrap = el("div", "askuser-other");
-      var other = el("input", "askuser-other-input");
-      other.type = "text";
-      other.id = newId("other");
-      other.placeholder = S.otherPlaceholder;
-      other.maxLength = maxCustomInput;
-      other.autocomplete = "off";
-      other.setAttribute("data-testid", "other-input");
-      other.setAttribute("aria-describedby", qtext.id);
-      var otherLabel = el("label", "askuser-other-label", S.other);
-      otherLabel.htmlFor = other.id;
-      otherWrap.appendChild(otherLabel);
-      otherWrap.appendChild(other);
-      main.appendChild(otherWrap);
-      qs.other = other;
-      other.addEventListener("input", function () {
-        if (!multi && other.value !== "") {
-          // §4.4: typing in Other clears the chosen option.
-          qs.inputs.forEach(function (inp) { inp.checked = false; });
-          showPreview(qs);
-        }
-        refresh(p);
-      });
-
-      body.appendChild(main);
-
-      if (hasPreview) {
-        fs.classList.add("askuser-has-preview");
-        var pv = el("div", "askuser-preview");
-        pv.setAttribute("data-testid", "preview");
-        pv.setAttribute("role", "region");
-        var cap = el("div", "askuser-preview-caption");
-        cap.id = newId("cap");
-        cap.setAttribute("data-testid", "preview-caption");
-        pv.setAttribute("aria-labelledby", cap.id);
-        var pvBody = el("div", "askuser-preview-body askuser-md");
-        pvBody.setAttribute("data-testid", "preview-body");
-        // A scrollable box must be reachable by keyboard.
-        pvBody.tabIndex = 0;
-        pvBody.setAttribute("aria-labelledby", cap.id);
-        pv.appendChild(cap);
-        pv.appendChild(pvBody);
-        body.appendChild(pv);
-        qs.preview = {box: pv, caption: cap, body: pvBody, shown: -2, cache: []};
-      }
-
-      fs.appendChild(body);
-      showPreview(qs);
-      return qs;
+      }, REPLY_TIMEOUT_MS);
+      refresh(entry);
     }
 
-    // showPreview shows the preview of the focused option, else the chosen one, else the
-    // first that has one.
-    function showPreview(qs) {
-      var pv = qs.preview;
-      if (!pv) {
+    function sendResult(entry, data, what) {
+      var set = entry.set;
+      if (set.sending || set.gone) {
         return;
       }
-      var idx = qs.focused;
-      if (idx < 0) {
-        qs.inputs.forEach(function (inp, i) {
-          if (inp.checked) {
-            idx = i;
-          }
-        });
+      set.error = null;
+      var ev = {type: EVENT_RESULT};
+      var sid = sessionValue(set.session);
+      if (sid !== undefined) {
+        ev.sessionId = sid;
       }
-      if (idx < 0) {
-        for (var i = 0; i < qs.options.length; i++) {
-          if (qs.options[i].preview !== "") {
-            idx = i;
-            break;
-          }
-        }
-      }
-      if (idx === pv.shown) {
-        return;
-      }
-      pv.shown = idx;
-      var o = qs.options[idx];
-      pv.box.setAttribute("data-option-index", String(idx));
-      pv.caption.textContent = S.preview + " \u2014 " + o.label;
-      if (!pv.cache[idx]) {
-        var holder = el("div", "askuser-md-doc");
-        if (o.preview !== "") {
-          holder.appendChild(markdown(o.preview));
-        } else {
-          holder.appendChild(el("p", "askuser-md-p askuser-preview-none", S.noPreview));
-        }
-        pv.cache[idx] = holder;
-      }
-      while (pv.body.firstChild) {
-        pv.body.removeChild(pv.body.firstChild);
-      }
-      pv.body.appendChild(pv.cache[idx]);
-      pv.body.scrollTop = 0;
-    }
-
-    function buildPanel(sessionId, data) {
-      var p = {
-        requestId: str(data.requestId),
-        sessionId: sessionId,
-        expiresAt: NaN,
-        questions: [],
-        sending: false,
-        replyTimer: null,
-        gone: false,
-        announced: {},
-        form: null
-      };
-      var form = el("form", "askuser-panel");
-      form.noValidate = true;
-      form.setAttribute("data-testid", "panel");
-      form.setAttribute("data-request-id", p.requestId);
-      p.form = form;
-
-      var head = el("div", "askuser-head");
-      var title = el("p", "askuser-title", S.title);
-      title.id = newId("ptitle");
-      form.setAttribute("aria-labelledby", title.id);
-      var countdown = el("span", "askuser-countdown");
-      countdown.setAttribute("role", "timer");
-      countdown.setAttribute("data-testid", "countdown");
-      head.appendChild(title);
-      head.appendChild(countdown);
-      form.appendChild(head);
-      p.countdown = countdown;
-
-      var qwrap = el("div", "askuser-questions");
-      data.questions.forEach(function (q, qi) {
-        var qs = buildQuestion(p, q || {}, qi);
-        p.questions.push(qs);
-        qwrap.appendChild(qs.fieldset);
-      });
-      form.appendChild(qwrap);
-
-      var error = el("div", "askuser-error");
-      error.setAttribute("role", "alert");
-      error.setAttribute("data-testid", "error");
-      error.hidden = true;
-      form.appendChild(error);
-      p.error = error;
-
-      var foot = el("div", "askuser-foot");
-      var status = el("p", "askuser-status");
-      status.setAttribute("role", "status");
-      status.setAttribute("data-testid", "status");
-      var buttons = el("div", "askuser-buttons");
-      var decline = el("button", "askuser-button askuser-decline", S.decline);
-      decline.type = "button";
-      decline.setAttribute("data-testid", "decline");
-      var dismiss = el("button", "askuser-button askuser-dismiss", S.dismiss);
-      dismiss.type = "button";
-      dismiss.setAttribute("data-testid", "dismiss");
-      dismiss.hidden = true;
-      var submit = el("button", "askuser-button askuser-submit", S.submit);
-      submit.type = "submit";
-      submit.setAttribute("data-testid", "submit");
-      buttons.appendChild(dismiss);
-      buttons.appendChild(decline);
-      buttons.appendChild(submit);
-      foot.appendChild(status);
-      foot.appendChild(buttons);
-      form.appendChild(foot);
-      p.status = status;
-      p.submit = submit;
-      p.decline = decline;
-      p.dismiss = dismiss;
-
-      form.addEventListener("submit", function (e) {
-        e.preventDefault();
-        submitAnswers(p);
-      });
-      decline.addEventListener("click", function () {
-        sendResult(p, {requestId: p.requestId, declined: true});
-      });
-      dismiss.addEventListener("click", function () {
-        removePanel(p.requestId, null);
-      });
-
-      setExpiry(p, data.expiresAt);
-      return p;
-    }
-
-    // ---- state ------------------------------------------------------------------------
-
-    function answered(qs) {
-      if (qs.other.value.trim() !== "") {
-        return true;
-      }
-      return qs.inputs.some(function (inp) { return inp.checked; });
-    }
-
-    function refresh(p) {
-      var complete = p.questions.every(answered);
-      var locked = p.sending || p.gone;
-      p.submit.disabled = !complete || locked || !connected;
-      p.decline.disabled = locked || !connected;
-      p.decline.hidden = p.gone;
-      p.dismiss.hidden = !p.gone;
-      p.form.setAttribute("data-complete", complete ? "true" : "false");
-      p.form.setAttribute("aria-busy", p.sending ? "true" : "false");
-      p.questions.forEach(function (qs) {
-        qs.fieldset.disabled = locked;
-        qs.inputs.forEach(function (inp, i) {
-          qs.labels[i].classList.toggle("askuser-checked", inp.checked);
-        });
-      });
-    }
-
-    function setStatus(p, text) {
-      p.status.textContent = text || "";
-    }
-
-    function showError(p, message, problems) {
-      while (p.error.firstChild) {
-        p.error.removeChild(p.error.firstChild);
-      }
-      if (!message && !(problems && problems.length)) {
-        p.error.hidden = true;
-        return;
-      }
-      p.error.appendChild(el("p", "askuser-error-message", message));
-      if (Array.isArray(problems) && problems.length) {
-        var ul = el("ul", "askuser-error-problems");
-        problems.forEach(function (pr) {
-          ul.appendChild(el("li", null, str(pr)));
-        });
-        p.error.appendChild(ul);
-      }
-      p.error.hidden = false;
-    }
-
-    function setSending(p, on) {
-      p.sending = on;
-      if (p.replyTimer) {
-        clearTimeout(p.replyTimer);
-        p.replyTimer = null;
-      }
-      if (on) {
-        setStatus(p, S.sending);
-        p.replyTimer = setTimeout(function () {
-          p.replyTimer = null;
-          if (p.sending) {
-            setSending(p, false);
-            showError(p, S.noReply);
-          }
-        }, REPLY_TIMEOUT_MS);
-      } else {
-        setStatus(p, "");
-      }
-      refresh(p);
-    }
-
-    function collect(p) {
-      return p.questions.map(function (qs) {
-        var labels = [];
-        qs.inputs.forEach(function (inp, i) {
-          if (inp.checked) {
-            labels.push(qs.options[i].label);
-          }
-        });
-        var other = qs.other.value.trim();
-        return {question: qs.text, selectedLabels: labels, customInput: other === "" ? null : other};
-      });
-    }
-
-    function submitAnswers(p) {
-      if (p.submit.disabled) {
-        return;
-      }
-      sendResult(p, {requestId: p.requestId, answers: collect(p)});
-    }
-
-    function sendResult(p, data) {
-      if (p.sending || p.gone) {
-        return;
-      }
-      showError(p, "");
+      ev.data = data;
       var ok = false;
       try {
-        ok = send({type: EVENT_RESULT, sessionId: p.sessionId, data: data}) !== false;
+        ok = connected && send(ev) !== false;
       } catch (e) {
         ok = false;
       }
       if (!ok) {
-        showError(p, S.notConnected);
+        set.error = {message: S.notConnected};
+        refresh(entry);
         return;
       }
-      setSending(p, true);
+      set.answersSent = what === "answers" ? data.answers : null;
+      // The browser moves the focus to the page when the set's controls are disabled
+      // below; remember that it was here, to bring it to the next set when this one ends.
+      entry.hadFocus = entry.view.form.contains(document.activeElement);
+      setSending(entry, what);
+      say(S.sending);
     }
 
-    function setExpiry(p, expiresAt) {
-      var t = expiresAt ? Date.parse(str(expiresAt)) : NaN;
-      p.expiresAt = t;
-      p.announced = {};
-      tick();
-    }
-
-    function tick() {
-      var any = false;
-      var t = now();
-      panels.forEach(function (p) {
-        if (isNaN(p.expiresAt)) {
-          p.countdown.hidden = true;
-          return;
-        }
-        any = true;
-        p.countdown.hidden = false;
-        var left = Math.max(0, Math.ceil((p.expiresAt - t) / 1000));
-        p.countdown.textContent = left > 0 ? S.timeLeft(left) : S.timeUp;
-        p.countdown.classList.toggle("askuser-urgent", left <= 30);
-        p.form.setAttribute("data-seconds-left", String(left));
-        ANNOUNCE_AT.forEach(function (at) {
-          if (left <= at && left > 0 && !p.announced[at] && p.expiresAt - t > 0) {
-            p.announced[at] = true;
-            // Only announce a threshold as it passes, not all of them for a late arrival.
-            if (left > at - 3) {
-              announce(S.timeLeftSpoken(left));
-            }
-          }
-        });
-        if (left === 0 && !p.announced[0]) {
-          p.announced[0] = true;
-          announce(S.timeUp);
-        }
-      });
-      if (any && !ticker && !destroyed) {
-        ticker = setInterval(tick, 1000);
-      } else if (!any && ticker) {
-        clearInterval(ticker);
-        ticker = null;
+    // submit sends the answers, or, when some are missing, moves the focus to the first
+    // unanswered question and says which are unanswered.
+    function submit(entry) {
+      var set = entry.set;
+      if (set.sending || set.gone) {
+        return;
       }
+      if (!set.complete()) {
+        focusSet(entry);
+        var hint = entry.view.hint;
+        hint.classList.remove("askuser-attention");
+        void hint.offsetWidth; // restart the animation
+        hint.classList.add("askuser-attention");
+        say(hint.textContent);
+        return;
+      }
+      sendResult(entry, {requestId: set.requestId, answers: set.answers()}, "answers");
     }
 
-    // ---- events -----------------------------------------------------------------------
+    function decline(entry) {
+      sendResult(entry, {requestId: entry.set.requestId, declined: true}, "decline");
+    }
 
-    function addPanel(sessionId, data) {
+    function choose(entry, qi, oi, on) {
+      entry.set.choose(qi, oi, on);
+      drafts.save(entry.set);
+      refresh(entry);
+    }
+
+    // ---- sets coming and going ----------------------------------------------------------
+
+    function addSet(ev) {
+      var data = ev.data;
       if (!data || typeof data.requestId !== "string" || data.requestId === "" || !Array.isArray(data.questions)) {
         return;
       }
-      var existing = panels.get(data.requestId);
+      var existing = sets.get(data.requestId);
       if (existing) {
         // The same ask again (a reconnect, another device connecting): keep what the person
         // has chosen so far, take the newer expiry.
-        existing.sessionId = sessionId;
-        if (existing.gone) {
-          existing.gone = false;
-          showError(existing, "");
+        existing.set.session = sessionOf(ev);
+        if (existing.set.gone) {
+          existing.set.gone = false;
+          existing.set.error = null;
         }
-        setExpiry(existing, data.expiresAt);
+        existing.set.setExpiry(data.expiresAt);
+        existing.announced = {};
         refresh(existing);
+        countdown.tick();
         return;
       }
-      var p = buildPanel(sessionId, data);
-      panels.set(p.requestId, p);
-      listEl.appendChild(p.form);
-      refresh(p);
-      updateBanner();
-      tick();
-      announce(S.questionsAsked(p.questions.length));
+      notes.forget(data.requestId); // asked again after it ended: a host may retry an id
+      var set = new QuestionSet(data, sessionOf(ev));
+      set.restore(drafts.load(set.requestId));
+      var entry = {set: set, view: null, replyTimer: null, announced: {}, hadFocus: false};
+      entry.view = buildSetView(set, {
+        S: S,
+        maxCustomInput: maxCustomInput,
+        onChoose: function (qi, oi, on) {
+          choose(entry, qi, oi, on);
+        },
+        onOther: function (qi, text) {
+          set.setOther(qi, text);
+          drafts.save(set);
+          refresh(entry);
+        },
+        onSubmit: function () {
+          if (!connected && !set.sending && !set.gone) {
+            set.error = {message: S.notConnected};
+            refresh(entry);
+            return;
+          }
+          submit(entry);
+        },
+        onDecline: function () {
+          decline(entry);
+        },
+        onDismiss: function () {
+          endSet(set.requestId, null);
+        }
+      });
+      var focus = shouldFocus();
+      sets.set(set.requestId, entry);
+      listEl.appendChild(entry.view.form);
+      refresh(entry);
+      countdown.tick();
+      say(S.questionsAsked(set.questions.length));
+      if (focus) {
+        focusSet(entry);
+      }
     }
 
-    function removePanel(requestId, outcome) {
-      var p = panels.get(requestId);
-      if (!p) {
+    // endSet removes a set: outcome is how it ended on the server, or null when the person
+    // dismissed it here.
+    function endSet(requestId, outcome) {
+      var entry = sets.get(requestId);
+      if (!entry) {
         return;
       }
-      panels.delete(requestId);
-      if (p.replyTimer) {
-        clearTimeout(p.replyTimer);
-      }
-      var hadFocus = p.form.contains(document.activeElement);
-      if (p.form.parentNode) {
-        p.form.parentNode.removeChild(p.form);
+      sets.delete(requestId);
+      drafts.remove(requestId);
+      clearTimeout(entry.replyTimer);
+      var form = entry.view.form;
+      var active = document.activeElement;
+      var hadFocus = form.contains(active) ||
+        (entry.hadFocus && (!active || active === document.body || active === document.documentElement));
+      var next = form.nextElementSibling;
+      var note = outcome === null ? null : notes.ended(entry.set, outcome, form);
+      if (form.parentNode) {
+        form.parentNode.removeChild(form);
       }
       if (hadFocus) {
-        // Keep keyboard users inside the panel list rather than back at the page's start.
-        var next = listEl.querySelector("input:not([disabled]), button:not([disabled])");
-        if (next) {
-          next.focus();
-        }
+        focusFrom(note || next);
       }
-      if (outcome && S.resolved[outcome]) {
-        announce(S.resolved[outcome]);
-      }
-      updateBanner();
-      tick();
+      banner.hidden = connected || sets.size === 0;
+      countdown.tick();
     }
 
-    // errorFor shows a refusal in the panel of the question it names. One that names no
-    // question is not about an answer (the panel always names its question) and is left to
-    // the host page's listeners.
+    // errorFor shows a refusal in the set it names. One that names no set is not about an
+    // answer (the panel always names its set) and is left to the host page's listeners.
     function errorFor(data) {
       data = data || {};
-      var p = typeof data.requestId === "string" ? panels.get(data.requestId) : null;
-      if (!p) {
+      var id = typeof data.requestId === "string" ? data.requestId : "";
+      var entry = sets.get(id);
+      if (!entry) {
+        if (data.code === "not_pending") {
+          notes.refused(id);
+        }
         return;
       }
-      setSending(p, false);
+      var set = entry.set;
+      var was = set.sending;
       if (data.code === "not_pending") {
-        p.gone = true;
-        showError(p, S.gone);
-        refresh(p);
-        return;
+        set.lost = was === "answers";
+        set.gone = true;
+        set.error = {message: S.gone};
+      } else {
+        set.error = {message: str(data.message) || str(data.code), problems: data.problems};
       }
-      showError(p, str(data.message) || str(data.code), data.problems);
+      setSending(entry, "");
     }
+
+    var unbindKeys = bindKeys(rootEl, {
+      entryOf: function (node) {
+        var form = node && node.closest ? node.closest("form.askuser-panel") : null;
+        var entry = form ? sets.get(form.getAttribute("data-request-id")) : null;
+        return entry && entry.view.form === form ? entry : null;
+      },
+      submit: function (entry) {
+        entry.view.form.requestSubmit();
+      },
+      decline: decline,
+      dismiss: function (entry) {
+        endSet(entry.set.requestId, null);
+      },
+      choose: choose
+    }, opts.shortcuts !== false);
+
+    // ---- the panel's face ---------------------------------------------------------------
 
     function handle(ev) {
       if (destroyed || !ev || typeof ev !== "object") {
@@ -932,11 +2040,11 @@
       }
       switch (ev.type) {
         case EVENT_ASK:
-          addPanel(ev.sessionId, ev.data);
+          addSet(ev);
           return true;
         case EVENT_RESOLVED:
           if (ev.data && typeof ev.data.requestId === "string") {
-            removePanel(ev.data.requestId, str(ev.data.outcome));
+            endSet(ev.data.requestId, str(ev.data.outcome) || "ended");
           }
           return true;
         case EVENT_ERROR:
@@ -952,29 +2060,34 @@
         return;
       }
       connected = on;
-      panels.forEach(function (p) {
-        if (!on && p.sending) {
-          setSending(p, false);
-          showError(p, S.lostReply);
+      sets.forEach(function (entry) {
+        if (!on && entry.set.sending) {
+          entry.set.error = {message: S.lostReply};
+          setSending(entry, "");
         }
-        refresh(p);
+        refresh(entry);
       });
-      updateBanner();
+      banner.hidden = connected || sets.size === 0;
     }
 
     function clear() {
-      Array.from(panels.keys()).forEach(function (id) {
-        removePanel(id, null);
+      sets.forEach(function (entry) {
+        clearTimeout(entry.replyTimer);
+        if (entry.view.form.parentNode) {
+          entry.view.form.parentNode.removeChild(entry.view.form);
+        }
       });
+      sets.clear();
+      notes.clear();
+      banner.hidden = true;
+      countdown.tick();
     }
 
     function destroy() {
       clear();
       destroyed = true;
-      if (ticker) {
-        clearInterval(ticker);
-        ticker = null;
-      }
+      countdown.stop();
+      unbindKeys();
       if (rootEl.parentNode) {
         rootEl.parentNode.removeChild(rootEl);
       }
@@ -983,14 +2096,22 @@
     return {
       handle: handle,
       setConnected: setConnected,
-      requestIds: function () { return Array.from(panels.keys()); },
+      setAnswers: function (requestId, answers) {
+        if (Array.isArray(answers)) {
+          notes.setAnswers(str(requestId), answers);
+        }
+      },
+      requestIds: function () { return Array.from(sets.keys()); },
+      lang: lang,
       clear: clear,
       destroy: destroy
     };
   }
 
-  // ---------------------------------------------------------------------------------------
-  // The connection.
+  // =======================================================================================
+  // 12. Connection: the WebSocket to the hub, reopened with backoff; the page's own events
+  // share it.
+  // Exports: connect.
 
   function wsURL(url) {
     var u = new URL(url, root.location.href);
@@ -1006,9 +2127,9 @@
    * connect opens a WebSocket to options.url (relative URLs are resolved against the page,
    * http becomes ws) and renders the session's questions into options.container.
    *
-   * Options: url, container (both required); strings (overrides of the panel's texts);
-   * maxCustomInput; minDelay and maxDelay, in milliseconds, of the reconnect backoff
-   * (default 500 and 30000).
+   * Options: url, container (both required); lang ("en", "zh"); strings (overrides of the
+   * panel's texts); maxCustomInput; autoFocus; drafts; shortcuts; minDelay and maxDelay, in
+   * milliseconds, of the reconnect backoff (default 500 and 30000). docs/WEB.md has each.
    *
    * Returns a client:
    *   send(obj)       sends obj (JSON-encoded unless a string); false when not connected.
@@ -1017,6 +2138,7 @@
    *                   function that removes fn.
    *   connected()     whether the socket is open.
    *   requestIds()    the requestIds of the panels shown, oldest first.
+   *   setAnswers(id, answers)  what a question set's answers were, for its note.
    *   reconnect()     reconnects now instead of waiting for the backoff.
    *   close()         closes the socket for good and removes the panels.
    */
@@ -1055,7 +2177,7 @@
         return false;
       }
       try {
-        ws.send(typeof obj === "string" ? obj : JSON.stringify(obj));
+        ws.send(stringifyEvent(obj));
         return true;
       } catch (e) {
         return false;
@@ -1064,8 +2186,12 @@
 
     var panel = createPanel({
       container: opts.container,
+      lang: opts.lang,
       strings: opts.strings,
       maxCustomInput: opts.maxCustomInput,
+      autoFocus: opts.autoFocus,
+      drafts: opts.drafts,
+      shortcuts: opts.shortcuts,
       send: send,
       connected: false
     });
@@ -1111,7 +2237,7 @@
         }
         var ev;
         try {
-          ev = JSON.parse(m.data);
+          ev = parseEvent(m.data);
         } catch (e) {
           return;
         }
@@ -1185,6 +2311,8 @@
       },
       connected: function () { return isOpen; },
       requestIds: panel.requestIds,
+      setAnswers: panel.setAnswers,
+      lang: panel.lang,
       reconnect: reconnect,
       close: function () {
         closed = true;
@@ -1207,9 +2335,11 @@
   }
 
   root.AskUser = {
-    version: "1",
+    version: "2",
     connect: connect,
     createPanel: createPanel,
-    markdown: markdown
+    markdown: markdown,
+    parse: parseEvent,
+    stringify: stringifyEvent
   };
 })(typeof window !== "undefined" ? window : this);
