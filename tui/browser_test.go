@@ -1,0 +1,3 @@
+package tui_test
+
+func stopBrowser() {}

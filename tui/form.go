@@ -1,0 +1,179 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
+	"github.com/askuser-go/askuser"
+)
+
+// formUI shows each question set as a huh form inside a Bubble Tea program of its own,
+// drawn inline (not on the alternate screen), so that what was asked and answered stays
+// in the terminal's scrollback.
+type formUI struct {
+	opts *Options
+}
+
+func newFormUI(o *Options) *formUI { return &formUI{opts: o} }
+
+func (u *formUI) say(text string) { _, _ = io.WriteString(u.opts.Output, text+"\n") }
+
+func (u *formUI) close() {}
+
+func (u *formUI) show(ctx context.Context, s *set, waiting int) view {
+	m := newFormModel(s, waiting, u.opts.MaxCustomInput)
+	popts := []tea.ProgramOption{
+		tea.WithContext(ctx),
+		tea.WithOutput(u.opts.Output),
+		tea.WithEnvironment(u.opts.Environ),
+		// Signals are the host's: a SIGINT or SIGTERM ends the host's context, and so
+		// the form. In raw mode Ctrl-C is a key, which declines.
+		tea.WithoutSignalHandler(),
+	}
+	if u.opts.Input != nil {
+		popts = append(popts, tea.WithInput(u.opts.Input))
+	}
+	v := &formView{prog: tea.NewProgram(m, popts...), result: make(chan viewResult, 1)}
+	go func() {
+		final, err := v.prog.Run()
+		close(m.stop) // ends the countdown's timer goroutine
+		fm, _ := final.(*formModel)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			v.result <- viewResult{err: ctx.Err()}
+		case err != nil:
+			v.result <- viewResult{err: fmt.Errorf("tui: the terminal failed: %w", err)}
+		case fm == nil:
+			v.result <- viewResult{err: errors.New("tui: the form ended without a model")}
+		default:
+			v.result <- viewResult{reply: fm.reply}
+		}
+	}()
+	return v
+}
+
+// formView is a running form. Its messages reach the program through Send, which
+// is safe from any goroutine and does nothing once the program has ended.
+type formView struct {
+	prog   *tea.Program
+	result chan viewResult
+}
+
+func (v *formView) done() <-chan viewResult { return v.result }
+
+func (v *formView) setWaiting(n int) { v.prog.Send(waitingMsg(n)) }
+
+func (v *formView) end(note string) { v.prog.Send(endMsg(note)) }
+
+// Messages from the device loop to a form.
+type (
+	waitingMsg int    // how many other question sets wait
+	endMsg     string // the set ended elsewhere: close with this note
+)
+
+// formKeyMap is huh's key map without filtering: Esc must decline, not leave a filter,
+// and "/" must not hide options.
+func formKeyMap() *huh.KeyMap {
+	km := huh.NewDefaultKeyMap()
+	for _, b := range []*key.Binding{&km.Select.Filter, &km.Select.SetFilter, &km.Select.ClearFilter,
+		&km.MultiSelect.Filter, &km.MultiSelect.SetFilter, &km.MultiSelect.ClearFilter} {
+		b.SetEnabled(false)
+	}
+	km.Quit.SetEnabled(false) // Ctrl-C declines, handled before the form sees it
+	return km
+}
+
+// buildForm makes the huh form of a set: for each question a group with a select (or
+// multi-select) whose last option is Other, then a group with the Other text box,
+// shown only when Other is chosen. A single-select answer is thus an option or the
+// Other text, never both.
+func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int) {
+	fields := make(map[huh.Field]int)
+	var groups []*huh.Group
+	for i, q := range s.qs {
+		title := questionTitle(q)
+		var opts []huh.Option[int]
+		for j, o := range q.Options {
+			label := clean(o.Label, false)
+			if d := clean(o.Description, false); d != "" {
+				label += " — " + d
+			}
+			opts = append(opts, huh.NewOption(label, j))
+		}
+		opts = append(opts, huh.NewOption("Other: type your own answer", q.other()))
+
+		var f huh.Field
+		if q.MultiSelect {
+			f = huh.NewMultiSelect[int]().Title(title).
+				Description("Choose any (space toggles), then enter. Other lets you type your own.").
+				Options(opts...).Value(&q.multi).Validate(checkChoice)
+		} else {
+			f = huh.NewSelect[int]().Title(title).
+				Description("Choose one, or Other to type your own.").
+				Options(opts...).Value(&q.single)
+		}
+		fields[f] = i
+		groups = append(groups, huh.NewGroup(f))
+
+		placeholder := "your answer instead of the options"
+		if q.MultiSelect {
+			placeholder = "your answer, besides the options chosen"
+		}
+		in := huh.NewInput().Title(title+" — Other").Placeholder(placeholder).
+			CharLimit(maxText).Value(&q.text).Validate(checkText(maxText))
+		fields[in] = i
+		groups = append(groups, huh.NewGroup(in).WithHideFunc(func() bool { return !q.wantsText() }))
+	}
+	f := huh.NewForm(groups...).WithKeyMap(formKeyMap()).WithShowHelp(true)
+	return f, fields
+}
+
+// questionTitle is a question's header chip and text, as one line of safe text.
+func questionTitle(q *question) string {
+	return "[" + clean(q.Header, false) + "] " + clean(q.Question.Question, false)
+}
+
+// finalView is what stays in the terminal once a form has closed: each question with
+// the answer given, or how the set ended.
+func finalView(s *set, reply *askuser.ResultData, note string) string {
+	var b strings.Builder
+	for i, q := range s.qs {
+		b.WriteString(questionTitle(q))
+		switch {
+		case note != "":
+			if i == len(s.qs)-1 {
+				b.WriteString("\n  " + note)
+			}
+		case reply == nil:
+		case reply.Declined:
+			if i == len(s.qs)-1 {
+				b.WriteString("\n  Declined; sending…")
+			}
+		default:
+			b.WriteString("\n  → " + answerText(reply.Answers[i]))
+		}
+		b.WriteString("\n")
+	}
+	if reply != nil && !reply.Declined {
+		b.WriteString("Sending…\n")
+	}
+	return b.String()
+}
+
+// answerText is an answer as one line: the labels, then the Other text in quotes.
+func answerText(a askuser.Answer) string {
+	parts := make([]string, 0, len(a.SelectedLabels)+1)
+	for _, l := range a.SelectedLabels {
+		parts = append(parts, clean(l, false))
+	}
+	if a.CustomInput != nil {
+		parts = append(parts, fmt.Sprintf("%q", clean(*a.CustomInput, false)))
+	}
+	return strings.Join(parts, ", ")
+}
