@@ -30,6 +30,9 @@ type question struct {
 	multi []int
 	// text is the Other text, sent trimmed.
 	text string
+	// tried is set once the person has tried to leave a multi-select question, so that
+	// an empty choice is an error from then on, not as soon as it is shown.
+	tried bool
 }
 
 func newSet(session askuser.SessionID, ask askuser.AskData) *set {

@@ -78,14 +78,14 @@ type (
 )
 
 // formKeyMap is huh's key map without filtering: Esc must decline, not leave a filter,
-// and "/" must not hide options.
+// and "/" must not hide options. The bindings are emptied rather than disabled, since
+// the fields enable their filter keys again as they go.
 func formKeyMap() *huh.KeyMap {
 	km := huh.NewDefaultKeyMap()
 	for _, b := range []*key.Binding{&km.Select.Filter, &km.Select.SetFilter, &km.Select.ClearFilter,
-		&km.MultiSelect.Filter, &km.MultiSelect.SetFilter, &km.MultiSelect.ClearFilter} {
-		b.SetEnabled(false)
+		&km.MultiSelect.Filter, &km.MultiSelect.SetFilter, &km.MultiSelect.ClearFilter, &km.Quit} {
+		*b = key.NewBinding() // Ctrl-C (Quit) declines, handled before the form sees it
 	}
-	km.Quit.SetEnabled(false) // Ctrl-C declines, handled before the form sees it
 	return km
 }
 
@@ -108,27 +108,33 @@ func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int) {
 		}
 		opts = append(opts, huh.NewOption("Other: type your own answer", q.other()))
 
+		// The question is the group's title, not the field's: huh sizes a multi-select
+		// with a title of its own too short for its options.
 		var f huh.Field
+		hint := "Choose one, or Other to type your own."
 		if q.MultiSelect {
-			f = huh.NewMultiSelect[int]().Title(title).
-				Description("Choose any (space toggles), then enter. Other lets you type your own.").
-				Options(opts...).Value(&q.multi).Validate(checkChoice)
+			hint = "Choose any (space toggles), then enter. Other lets you type your own."
+			f = huh.NewMultiSelect[int]().Options(opts...).Value(&q.multi).Validate(func(v []int) error {
+				// huh checks on focus too; the person is told only once they try to go on.
+				if !q.tried {
+					return nil
+				}
+				return checkChoice(v)
+			})
 		} else {
-			f = huh.NewSelect[int]().Title(title).
-				Description("Choose one, or Other to type your own.").
-				Options(opts...).Value(&q.single)
+			f = huh.NewSelect[int]().Options(opts...).Value(&q.single)
 		}
 		fields[f] = i
-		groups = append(groups, huh.NewGroup(f))
+		groups = append(groups, huh.NewGroup(f).Title(title).Description(hint))
 
-		placeholder := "your answer instead of the options"
+		hint = "Type your own answer, instead of the options."
 		if q.MultiSelect {
-			placeholder = "your answer, besides the options chosen"
+			hint = "Type your own answer, besides the options chosen."
 		}
-		in := huh.NewInput().Title(title+" — Other").Placeholder(placeholder).
-			CharLimit(maxText).Value(&q.text).Validate(checkText(maxText))
+		in := huh.NewInput().CharLimit(maxText).Value(&q.text).Validate(checkText(maxText))
 		fields[in] = i
-		groups = append(groups, huh.NewGroup(in).WithHideFunc(func() bool { return !q.wantsText() }))
+		groups = append(groups, huh.NewGroup(in).Title(title).Description(hint).
+			WithHideFunc(func() bool { return !q.wantsText() }))
 	}
 	f := huh.NewForm(groups...).WithKeyMap(formKeyMap()).WithShowHelp(true)
 	return f, fields
@@ -153,7 +159,7 @@ func finalView(s *set, reply *askuser.ResultData, note string) string {
 		case reply == nil:
 		case reply.Declined:
 			if i == len(s.qs)-1 {
-				b.WriteString("\n  Declined; sending…")
+				b.WriteString("\n  → declined")
 			}
 		default:
 			b.WriteString("\n  → " + answerText(reply.Answers[i]))

@@ -74,6 +74,10 @@ func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.reply = &askuser.ResultData{RequestID: m.set.ask.RequestID, Declined: true}
 			m.closed = true
 			return m, tea.Quit
+		case "enter", "tab":
+			if i, ok := m.fields[m.form.GetFocusedField()]; ok {
+				m.set.qs[i].tried = true
+			}
 		}
 	case tickMsg:
 		m.now = time.Time(msg)
@@ -89,10 +93,8 @@ func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.dark = msg.IsDark()
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		w, _ := m.columns()
-		msg.Width = w
-		msg.Height = max(m.height-m.chromeHeight(), 6)
-		return m.updateForm(msg)
+		m.resize()
+		return m, nil
 	}
 	return m.updateForm(msg)
 }
@@ -109,6 +111,19 @@ func (m *formModel) updateForm(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	}
 	return m, cmd
+}
+
+// resize fits the form to the terminal's width, and gives every group the height of
+// the tallest question, so that none is cut. huh's own sizing (from a WindowSizeMsg)
+// measures the groups before they are shown and can cut a later one short.
+func (m *formModel) resize() {
+	w, _ := m.columns()
+	m.form.WithWidth(w)
+	h := 0
+	for f := range m.fields {
+		h = max(h, lipgloss.Height(f.View()))
+	}
+	m.form.WithHeight(h + 3) // a blank line and the help (or an error) below the field
 }
 
 // hasPreviews reports whether any question of the set shows previews.
