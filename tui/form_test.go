@@ -100,7 +100,7 @@ func TestPreviewsRendered(t *testing.T) {
 			t.Errorf("the preview shows the markdown %q unrendered:\n%s", raw, scr)
 		}
 	}
-	if !sameLine(scr, "> Sidebar — Navigation on the left", "Sidebar layout") && !sameLine(scr, "Sidebar — Navigation on the left", "Sidebar layout") {
+	if !poll(func() bool { scr = tm.screen(); return sameLine(scr, "Sidebar — Navigation on the left", "Sidebar layout") }) {
 		t.Errorf("the preview is not beside the options:\n%s", scr)
 	}
 	// It follows the cursor.

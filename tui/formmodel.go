@@ -23,6 +23,7 @@ type formModel struct {
 	stop    chan struct{}     // closed when the program has ended
 
 	width, height int
+	sized         bool // the terminal's size is known; nothing is drawn before
 	dark          bool
 	now           time.Time
 	previews      previews
@@ -93,6 +94,10 @@ func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.dark = msg.IsDark()
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
+		if m.width <= 0 || m.height <= 0 { // not a terminal: assume the classic size
+			m.width, m.height = 80, 24
+		}
+		m.sized = true
 		m.resize()
 		return m, nil
 	}
@@ -165,6 +170,9 @@ var (
 func (m *formModel) View() tea.View {
 	if m.closed {
 		return tea.NewView(finalView(m.set, m.reply, m.note))
+	}
+	if !m.sized {
+		return tea.NewView("")
 	}
 	var b strings.Builder
 	b.WriteString(headerStyle.Render(m.header()))

@@ -214,7 +214,8 @@ func newTerm(t *testing.T, s *server, session string, opts *tui.Options) *term {
 		_ = conn.Close()
 		_ = tty.Close()
 		_ = ptm.Close()
-		_ = tm.emu.Close()
+		// Ends the emulator's replies; Emulator.Close would race with the reading goroutine.
+		_ = tm.emu.InputPipe().(*io.PipeWriter).Close()
 		tm.wg.Wait()
 	})
 	return tm

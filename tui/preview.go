@@ -5,6 +5,7 @@ import (
 
 	"charm.land/glamour/v2"
 	"charm.land/glamour/v2/styles"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // previews renders option previews (markdown) for the terminal with glamour, keeping
@@ -40,19 +41,28 @@ func (p *previews) render(text string, width int, style string) string {
 }
 
 func renderMarkdown(md string, width int, style string) string {
+	plain := style == stylePlain
+	if plain {
+		// glamour's own plain style keeps the markdown marks (# and **), which a screen
+		// reader would read out: render styled, then drop the styling.
+		style = styleDark
+	}
 	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(width))
 	if err == nil {
 		var out string
 		if out, err = r.Render(md); err == nil {
+			if plain {
+				out = ansi.Strip(out)
+			}
 			return strings.Trim(out, "\n")
 		}
 	}
 	return md // the plain text is still a preview
 }
 
-// Glamour styles for the terminal's background and for plain output.
+// Glamour styles for the terminal's background, and plain text without styling.
 const (
 	styleDark  = styles.DarkStyle
 	styleLight = styles.LightStyle
-	stylePlain = styles.NoTTYStyle
+	stylePlain = "plain"
 )
