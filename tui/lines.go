@@ -63,9 +63,6 @@ func (v *lineView) setWaiting(n int) {
 
 func (v *lineView) end(note string) { v.ended <- note }
 
-// errEnded tells that the view was ended while it waited for a line.
-var errEnded = errors.New("tui: ended elsewhere")
-
 func (v *lineView) printf(format string, args ...any) { _, _ = fmt.Fprintf(v.ui.out, format, args...) }
 
 func (v *lineView) run(ctx context.Context, waiting int) viewResult {
@@ -113,11 +110,12 @@ func (v *lineView) run(ctx context.Context, waiting int) viewResult {
 				if err != nil {
 					return v.stopped(err)
 				}
+				text = strings.TrimSpace(clean(text, false))
 				if err := checkText(v.ui.maxText)(text); err != nil {
 					v.printf("%s.\n", upperFirst(err.Error()))
 					continue
 				}
-				q.text = strings.TrimSpace(text)
+				q.text = text
 				break
 			}
 			break
@@ -174,7 +172,8 @@ func (v *lineView) printQuestion(i int, q *question) {
 // is wrong with the line; with neither, q holds the choice (Other's text may still be
 // needed).
 func (v *lineView) parse(q *question, line string) (decline bool, msg string) {
-	t := strings.TrimSpace(line)
+	// A terminal in line mode passes keys such as the arrows on as escape sequences.
+	t := strings.TrimSpace(clean(line, false))
 	switch strings.ToLower(t) {
 	case "d", "decline":
 		return true, ""
