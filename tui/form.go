@@ -15,34 +15,44 @@ import (
 
 // formUI shows each question set as a huh form inside a Bubble Tea program of its own,
 // drawn inline (not on the alternate screen), so that what was asked and answered stays
-// in the terminal's scrollback.
+// in the terminal's scrollback. Between forms the terminal is left as it was.
 type formUI struct {
 	opts *Options
+	keys *keys
 }
 
-func newFormUI(o *Options) *formUI { return &formUI{opts: o} }
+func newFormUI(o *Options) *formUI { return &formUI{opts: o, keys: newKeys(o)} }
 
 func (u *formUI) say(text string) { _, _ = io.WriteString(u.opts.Output, text+"\n") }
 
-func (u *formUI) close() {}
+func (u *formUI) close() { u.keys.close() }
 
 func (u *formUI) show(ctx context.Context, s *set, waiting int) view {
 	m := newFormModel(s, waiting, u.opts.MaxCustomInput)
-	popts := []tea.ProgramOption{
+	prog := tea.NewProgram(m,
 		tea.WithContext(ctx),
+		tea.WithInput(nil), // keys come from u.keys
 		tea.WithOutput(u.opts.Output),
 		tea.WithEnvironment(u.opts.Environ),
 		// Signals are the host's: a SIGINT or SIGTERM ends the host's context, and so
 		// the form. In raw mode Ctrl-C is a key, which declines.
 		tea.WithoutSignalHandler(),
-	}
-	if u.opts.Input != nil {
-		popts = append(popts, tea.WithInput(u.opts.Input))
-	}
-	v := &formView{prog: tea.NewProgram(m, popts...), result: make(chan viewResult, 1)}
+		tea.WithFilter(dropSizeRequests),
+	)
+	v := &formView{prog: prog, result: make(chan viewResult, 1)}
 	go func() {
-		final, err := v.prog.Run()
-		close(m.stop) // ends the countdown's timer goroutine
+		defer close(m.stop) // ends the countdown's timer goroutine
+		if err := u.keys.start(); err != nil {
+			v.result <- viewResult{err: fmt.Errorf("tui: reading the terminal: %w", err)}
+			return
+		}
+		restore, err := u.keys.show(prog)
+		if err != nil {
+			v.result <- viewResult{err: err}
+			return
+		}
+		final, err := prog.Run()
+		restore()
 		fm, _ := final.(*formModel)
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -51,11 +61,24 @@ func (u *formUI) show(ctx context.Context, s *set, waiting int) view {
 			v.result <- viewResult{err: fmt.Errorf("tui: the terminal failed: %w", err)}
 		case fm == nil:
 			v.result <- viewResult{err: errors.New("tui: the form ended without a model")}
+		case fm.inputEnded:
+			v.result <- viewResult{err: ErrInputEnded}
 		default:
 			v.result <- viewResult{reply: fm.reply}
 		}
 	}()
 	return v
+}
+
+// dropSizeRequests drops the form's request for the terminal's size: the program sends
+// the size as it starts and on every resize anyway, and it answers a request from a
+// goroutine that the end of the program does not wait for, which could then use the
+// terminal after Run has returned.
+func dropSizeRequests(_ tea.Model, msg tea.Msg) tea.Msg {
+	if msg == tea.RequestWindowSize() {
+		return nil
+	}
+	return msg
 }
 
 // formView is a running form. Its messages reach the program through Send, which

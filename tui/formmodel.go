@@ -30,9 +30,10 @@ type formModel struct {
 
 	// How it ended: a reply to send, or a note (ended elsewhere). closed is set with
 	// either, and the program quits.
-	closed bool
-	reply  *askuser.ResultData
-	note   string
+	closed     bool
+	reply      *askuser.ResultData
+	note       string
+	inputEnded bool // no more keys will come: Run ends
 }
 
 func newFormModel(s *set, waiting, maxText int) *formModel {
@@ -88,6 +89,11 @@ func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case endMsg:
 		m.note = string(msg)
+		m.closed = true
+		return m, tea.Quit
+	case inputEndedMsg:
+		m.note = "The terminal's input ended."
+		m.inputEnded = true
 		m.closed = true
 		return m, tea.Quit
 	case tea.BackgroundColorMsg:

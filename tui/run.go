@@ -327,7 +327,7 @@ wait:
 	}
 }
 
-// ErrInputEnded is returned by [Run] in the accessible mode when its input ends (end
-// of file): the question set shown was declined, and nothing more can be answered on
-// this terminal.
+// ErrInputEnded is returned by [Run] when its input ends (end of file, a terminal
+// that went away): nothing more can be answered on this terminal. In the accessible
+// mode the question set shown is declined first.
 var ErrInputEnded = errors.New("tui: input ended")

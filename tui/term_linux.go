@@ -6,6 +6,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+const (
+	ioctlGetTermios = unix.TCGETS
+	ioctlSetTermios = unix.TCSETS
+)
+
 // flushInput discards what was typed on the terminal f and not yet read.
 func flushInput(f *os.File) bool {
 	rc, err := f.SyscallConn()
