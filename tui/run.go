@@ -18,9 +18,10 @@ const DefaultMaxCustomInput = 4000
 // Options configure [Run]. A nil *Options means every default; Run copies it.
 type Options struct {
 	// Input is where the person's keystrokes come from. Default: os.Stdin, or the
-	// controlling terminal when stdin is not one. For the full-screen forms Input should
-	// be a terminal (an *os.File), which Run puts in raw mode while a form is shown and
-	// restores after.
+	// controlling terminal when stdin is not one. For the forms Input should be a
+	// terminal (an *os.File), which Run puts in raw mode while a form is shown and
+	// restores after. Run reads Input from the first question on until it returns, and
+	// drops what is typed between questions.
 	Input io.Reader
 	// Output is where the forms are drawn. Default: os.Stdout.
 	Output io.Writer
@@ -49,8 +50,8 @@ type Options struct {
 // Run returns when ctx ends (with ctx's error), when conn fails (with its error), or
 // when the terminal cannot be used. It cancels the context of a Recv in progress before
 // returning, which closes a [WebSocketConn]: a Conn serves one Run. Run starts no
-// goroutine that outlives it, except that with an Input that is neither a terminal nor
-// a pipe, a read in progress may go on until Input yields.
+// goroutine that outlives it, except that when Input is not an *os.File terminal or
+// pipe, whose reads can be cancelled, a read in progress goes on until Input yields.
 //
 // Esc or Ctrl-C in a form declines the question set shown; in the accessible mode, the
 // person types d.
