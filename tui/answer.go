@@ -1,0 +1,205 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/askuser-go/askuser"
+)
+
+// set is one pending question set: what was asked and what the person has chosen so
+// far. The chosen values outlive a form, so that a refused answer reopens with them.
+// Only the device loop and the one view showing the set use it, one after the other.
+type set struct {
+	session askuser.SessionID // echoed on the reply
+	ask     askuser.AskData
+	qs      []*question
+	// problems are why the host refused the last reply; the reopened view shows them.
+	problems []string
+}
+
+// question is one question of a set and the person's choice so far.
+type question struct {
+	askuser.Question
+	// single is the chosen option of a single-select question; other() means Other.
+	single int
+	// multi are the chosen options of a multi-select question; other() means Other.
+	multi []int
+	// text is the Other text, sent trimmed.
+	text string
+	// tried is set once the person has tried to leave a multi-select question, so that
+	// an empty choice is an error from then on, not as soon as it is shown.
+	tried bool
+}
+
+func newSet(session askuser.SessionID, ask askuser.AskData) *set {
+	s := &set{session: session, ask: ask}
+	for _, q := range ask.Questions {
+		s.qs = append(s.qs, &question{Question: q})
+	}
+	return s
+}
+
+// other is the index that stands for the free-text "Other" choice.
+func (q *question) other() int { return len(q.Options) }
+
+// wantsText reports whether the person chose Other, so that the Other text is needed.
+func (q *question) wantsText() bool {
+	if q.MultiSelect {
+		for _, i := range q.multi {
+			if i == q.other() {
+				return true
+			}
+		}
+		return false
+	}
+	return q.single == q.other()
+}
+
+// hasPreviews reports whether the question shows previews: a single-select question
+// with a preview on at least one option, as in the panel.
+func (q *question) hasPreviews() bool {
+	if q.MultiSelect {
+		return false
+	}
+	for _, o := range q.Options {
+		if o.Preview != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// answer is the question's answer as the protocol carries it: one label or the Other
+// text for a single-select question, labels and perhaps the Other text for a
+// multi-select one.
+func (q *question) answer() askuser.Answer {
+	a := askuser.Answer{Question: q.Question.Question, SelectedLabels: []string{}}
+	if q.wantsText() {
+		t := strings.TrimSpace(q.text)
+		a.CustomInput = &t
+	}
+	if q.MultiSelect {
+		for _, i := range q.multi {
+			if i >= 0 && i < len(q.Options) {
+				a.SelectedLabels = append(a.SelectedLabels, q.Options[i].Label)
+			}
+		}
+	} else if q.single >= 0 && q.single < len(q.Options) {
+		a.SelectedLabels = append(a.SelectedLabels, q.Options[q.single].Label)
+	}
+	return a
+}
+
+// Errors of a choice that the host would refuse, checked before sending.
+var (
+	errNoChoice  = errors.New("choose at least one option")
+	errBlankText = errors.New("type your answer, or choose an option")
+)
+
+// checkChoice is the host's rule for a multi-select choice: something chosen.
+func checkChoice(chosen []int) error {
+	if len(chosen) == 0 {
+		return errNoChoice
+	}
+	return nil
+}
+
+// checkText is the host's rule for Other text: not blank, and not longer than max
+// characters.
+func checkText(max int) func(string) error {
+	return func(s string) error {
+		t := strings.TrimSpace(s)
+		if t == "" {
+			return errBlankText
+		}
+		if n := utf8.RuneCountInString(t); n > max {
+			return fmt.Errorf("at most %d characters, got %d", max, n)
+		}
+		return nil
+	}
+}
+
+// reply is the result the set's answers make.
+func (s *set) reply() askuser.ResultData {
+	r := askuser.ResultData{RequestID: s.ask.RequestID}
+	for _, q := range s.qs {
+		r.Answers = append(r.Answers, q.answer())
+	}
+	return r
+}
+
+// clean makes model-written text safe to print on a terminal: it drops control
+// characters (escape sequences could move the cursor, retitle the window or write the
+// clipboard) and the invisible characters that reorder text, keeping newlines and
+// tabs when multiline.
+func clean(s string, multiline bool) string {
+	ok := true
+	for _, r := range s {
+		if unsafeRune(r, multiline) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || r == '\r' {
+			if !multiline {
+				return ' '
+			}
+			if r == '\r' {
+				return -1
+			}
+			return r
+		}
+		if unsafeRune(r, multiline) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func unsafeRune(r rune, multiline bool) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return !multiline
+	case unicode.IsControl(r), r == utf8.RuneError:
+		return true
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C:
+		return true // bidirectional overrides, isolates and marks
+	}
+	return false
+}
+
+// endNote says how a question set ended, given the resolution's outcome and what this
+// device had sent for it ("" for nothing, "answer" or "decline").
+func endNote(outcome, sent string) string {
+	switch outcome {
+	case "answered":
+		if sent == "answer" {
+			return "Answered."
+		}
+		return "Answered on another device."
+	case "declined":
+		if sent == "decline" {
+			return "Declined."
+		}
+		return "Declined on another device."
+	case "timeout":
+		return "Timed out."
+	case "cancelled":
+		return "Cancelled."
+	case "disconnected":
+		return "Ended: every device of the session disconnected."
+	case "shutdown":
+		return "Ended: the host is shutting down."
+	case "undelivered":
+		return "Ended: the question could not be delivered."
+	}
+	return "Ended (" + clean(outcome, false) + ")."
+}

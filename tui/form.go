@@ -1,0 +1,208 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
+	"github.com/askuser-go/askuser"
+)
+
+// formUI shows each question set as a huh form inside a Bubble Tea program of its own,
+// drawn inline (not on the alternate screen), so that what was asked and answered stays
+// in the terminal's scrollback. Between forms the terminal is left as it was.
+type formUI struct {
+	opts *Options
+	keys *keys
+}
+
+func newFormUI(o *Options) *formUI { return &formUI{opts: o, keys: newKeys(o)} }
+
+func (u *formUI) say(text string) { _, _ = io.WriteString(u.opts.Output, text+"\n") }
+
+func (u *formUI) close() { u.keys.close() }
+
+func (u *formUI) show(ctx context.Context, s *set, waiting int) view {
+	m := newFormModel(s, waiting, u.opts.MaxCustomInput)
+	prog := tea.NewProgram(m,
+		tea.WithContext(ctx),
+		tea.WithInput(nil), // keys come from u.keys
+		tea.WithOutput(u.opts.Output),
+		tea.WithEnvironment(u.opts.Environ),
+		// Signals are the host's: a SIGINT or SIGTERM ends the host's context, and so
+		// the form. In raw mode Ctrl-C is a key, which declines.
+		tea.WithoutSignalHandler(),
+		tea.WithFilter(dropSizeRequests),
+	)
+	v := &formView{prog: prog, result: make(chan viewResult, 1)}
+	go func() {
+		defer close(m.stop) // ends the countdown's timer goroutine
+		if err := u.keys.start(); err != nil {
+			v.result <- viewResult{err: fmt.Errorf("tui: reading the terminal: %w", err)}
+			return
+		}
+		restore, err := u.keys.show(prog)
+		if err != nil {
+			v.result <- viewResult{err: err}
+			return
+		}
+		final, err := prog.Run()
+		restore()
+		fm, _ := final.(*formModel)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			v.result <- viewResult{err: ctx.Err()}
+		case err != nil:
+			v.result <- viewResult{err: fmt.Errorf("tui: the terminal failed: %w", err)}
+		case fm == nil:
+			v.result <- viewResult{err: errors.New("tui: the form ended without a model")}
+		case fm.inputEnded:
+			v.result <- viewResult{err: ErrInputEnded}
+		default:
+			v.result <- viewResult{reply: fm.reply}
+		}
+	}()
+	return v
+}
+
+// dropSizeRequests drops the form's request for the terminal's size: the program sends
+// the size as it starts and on every resize anyway, and it answers a request from a
+// goroutine that the end of the program does not wait for, which could then use the
+// terminal after Run has returned.
+func dropSizeRequests(_ tea.Model, msg tea.Msg) tea.Msg {
+	if msg == tea.RequestWindowSize() {
+		return nil
+	}
+	return msg
+}
+
+// formView is a running form. Its messages reach the program through Send, which
+// is safe from any goroutine and does nothing once the program has ended.
+type formView struct {
+	prog   *tea.Program
+	result chan viewResult
+}
+
+func (v *formView) done() <-chan viewResult { return v.result }
+
+func (v *formView) setWaiting(n int) { v.prog.Send(waitingMsg(n)) }
+
+func (v *formView) end(note string) { v.prog.Send(endMsg(note)) }
+
+// Messages from the device loop to a form.
+type (
+	waitingMsg int    // how many other question sets wait
+	endMsg     string // the set ended elsewhere: close with this note
+)
+
+// formKeyMap is huh's key map without filtering: Esc must decline, not leave a filter,
+// and "/" must not hide options. The bindings are emptied rather than disabled, since
+// the fields enable their filter keys again as they go.
+func formKeyMap() *huh.KeyMap {
+	km := huh.NewDefaultKeyMap()
+	for _, b := range []*key.Binding{&km.Select.Filter, &km.Select.SetFilter, &km.Select.ClearFilter,
+		&km.MultiSelect.Filter, &km.MultiSelect.SetFilter, &km.MultiSelect.ClearFilter, &km.Quit} {
+		*b = key.NewBinding() // Ctrl-C (Quit) declines, handled before the form sees it
+	}
+	return km
+}
+
+// buildForm makes the huh form of a set: for each question a group with a select (or
+// multi-select) whose last option is Other, then a group with the Other text box,
+// shown only when Other is chosen. A single-select answer is thus an option or the
+// Other text, never both.
+func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int) {
+	fields := make(map[huh.Field]int)
+	var groups []*huh.Group
+	for i, q := range s.qs {
+		title := questionTitle(q)
+		var opts []huh.Option[int]
+		for j, o := range q.Options {
+			label := clean(o.Label, false)
+			if d := clean(o.Description, false); d != "" {
+				label += " — " + d
+			}
+			opts = append(opts, huh.NewOption(label, j))
+		}
+		opts = append(opts, huh.NewOption("Other: type your own answer", q.other()))
+
+		// The question is the group's title, not the field's: huh sizes a multi-select
+		// with a title of its own too short for its options.
+		var f huh.Field
+		hint := "Choose one, or Other to type your own."
+		if q.MultiSelect {
+			hint = "Choose any (space toggles), then enter. Other lets you type your own."
+			f = huh.NewMultiSelect[int]().Options(opts...).Value(&q.multi).Validate(func(v []int) error {
+				// huh checks on focus too; the person is told only once they try to go on.
+				if !q.tried {
+					return nil
+				}
+				return checkChoice(v)
+			})
+		} else {
+			f = huh.NewSelect[int]().Options(opts...).Value(&q.single)
+		}
+		fields[f] = i
+		groups = append(groups, huh.NewGroup(f).Title(title).Description(hint))
+
+		hint = "Type your own answer, instead of the options."
+		if q.MultiSelect {
+			hint = "Type your own answer, besides the options chosen."
+		}
+		in := huh.NewInput().CharLimit(maxText).Value(&q.text).Validate(checkText(maxText))
+		fields[in] = i
+		groups = append(groups, huh.NewGroup(in).Title(title).Description(hint).
+			WithHideFunc(func() bool { return !q.wantsText() }))
+	}
+	f := huh.NewForm(groups...).WithKeyMap(formKeyMap()).WithShowHelp(true)
+	return f, fields
+}
+
+// questionTitle is a question's header chip and text, as one line of safe text.
+func questionTitle(q *question) string {
+	return "[" + clean(q.Header, false) + "] " + clean(q.Question.Question, false)
+}
+
+// finalView is what stays in the terminal once a form has closed: each question with
+// the answer given, or how the set ended.
+func finalView(s *set, reply *askuser.ResultData, note string) string {
+	var b strings.Builder
+	for i, q := range s.qs {
+		b.WriteString(questionTitle(q))
+		switch {
+		case note != "":
+			if i == len(s.qs)-1 {
+				b.WriteString("\n  " + note)
+			}
+		case reply == nil:
+		case reply.Declined:
+			if i == len(s.qs)-1 {
+				b.WriteString("\n  → declined")
+			}
+		default:
+			b.WriteString("\n  → " + answerText(reply.Answers[i]))
+		}
+		b.WriteString("\n")
+	}
+	if reply != nil && !reply.Declined {
+		b.WriteString("Sending…\n")
+	}
+	return b.String()
+}
+
+// answerText is an answer as one line: the labels, then the Other text in quotes.
+func answerText(a askuser.Answer) string {
+	parts := make([]string, 0, len(a.SelectedLabels)+1)
+	for _, l := range a.SelectedLabels {
+		parts = append(parts, clean(l, false))
+	}
+	if a.CustomInput != nil {
+		parts = append(parts, fmt.Sprintf("%q", clean(*a.CustomInput, false)))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,281 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/askuser-go/askuser"
+)
+
+// formModel is the Bubble Tea model of one question set: a header with the countdown,
+// the huh form, the preview of the option under the cursor, and the keys that decline.
+// Bubble Tea calls it from the program's goroutine only; stop is closed by the view
+// after the program has ended.
+type formModel struct {
+	set     *set
+	form    *huh.Form
+	fields  map[huh.Field]int // each field's question
+	waiting int               // other sets queued behind this one
+	stop    chan struct{}     // closed when the program has ended
+
+	width, height int
+	sized         bool // the terminal's size is known; nothing is drawn before
+	dark          bool
+	now           time.Time
+	previews      previews
+
+	// How it ended: a reply to send, or a note (ended elsewhere). closed is set with
+	// either, and the program quits.
+	closed     bool
+	reply      *askuser.ResultData
+	note       string
+	inputEnded bool // no more keys will come: Run ends
+}
+
+func newFormModel(s *set, waiting, maxText int) *formModel {
+	f, fields := buildForm(s, maxText)
+	return &formModel{set: s, form: f, fields: fields, waiting: waiting, stop: make(chan struct{}),
+		dark: true, now: time.Now(), width: 80, height: 24}
+}
+
+// tickMsg drives the countdown.
+type tickMsg time.Time
+
+// tick waits a second, or returns nothing once the program has ended, so that no timer
+// goroutine outlives the form.
+func (m *formModel) tick() tea.Cmd {
+	stop := m.stop
+	return func() tea.Msg {
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		select {
+		case now := <-t.C:
+			return tickMsg(now)
+		case <-stop:
+			return nil
+		}
+	}
+}
+
+func (m *formModel) Init() tea.Cmd {
+	return tea.Batch(m.form.Init(), m.tick(), tea.RequestBackgroundColor)
+}
+
+func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if m.closed {
+		return m, nil
+	}
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		switch msg.String() {
+		case "esc", "ctrl+c":
+			m.reply = &askuser.ResultData{RequestID: m.set.ask.RequestID, Declined: true}
+			m.closed = true
+			return m, tea.Quit
+		case "enter", "tab":
+			if i, ok := m.fields[m.form.GetFocusedField()]; ok {
+				m.set.qs[i].tried = true
+			}
+		}
+	case tickMsg:
+		m.now = time.Time(msg)
+		return m, m.tick()
+	case waitingMsg:
+		m.waiting = int(msg)
+		return m, nil
+	case endMsg:
+		m.note = string(msg)
+		m.closed = true
+		return m, tea.Quit
+	case inputEndedMsg:
+		m.note = "The terminal's input ended."
+		m.inputEnded = true
+		m.closed = true
+		return m, tea.Quit
+	case tea.BackgroundColorMsg:
+		m.dark = msg.IsDark()
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		if m.width <= 0 || m.height <= 0 { // not a terminal: assume the classic size
+			m.width, m.height = 80, 24
+		}
+		m.sized = true
+		m.resize()
+		return m, nil
+	}
+	return m.updateForm(msg)
+}
+
+func (m *formModel) updateForm(msg tea.Msg) (tea.Model, tea.Cmd) {
+	f, cmd := m.form.Update(msg)
+	if ff, ok := f.(*huh.Form); ok {
+		m.form = ff
+	}
+	if m.form.State == huh.StateCompleted {
+		r := m.set.reply()
+		m.reply = &r
+		m.closed = true
+		return m, tea.Quit
+	}
+	return m, cmd
+}
+
+// resize fits the form to the terminal's width, and gives every group the height of
+// the tallest question, so that none is cut. huh's own sizing (from a WindowSizeMsg)
+// measures the groups before they are shown and can cut a later one short.
+func (m *formModel) resize() {
+	w, _ := m.columns()
+	m.form.WithWidth(w)
+	h := 0
+	for f := range m.fields {
+		h = max(h, lipgloss.Height(f.View()))
+	}
+	m.form.WithHeight(h + 3) // a blank line and the help (or an error) below the field
+}
+
+// hasPreviews reports whether any question of the set shows previews.
+func (m *formModel) hasPreviews() bool {
+	for _, q := range m.set.qs {
+		if q.hasPreviews() {
+			return true
+		}
+	}
+	return false
+}
+
+// columns returns the widths of the form and of the preview beside it; a preview
+// width of 0 means the preview goes below the form (a narrow terminal) or there is none.
+func (m *formModel) columns() (form, preview int) {
+	if !m.hasPreviews() || m.width < 90 {
+		return m.width, 0
+	}
+	form = m.width / 2
+	return form, m.width - form - 1
+}
+
+// chromeHeight is the lines the model draws around the form.
+func (m *formModel) chromeHeight() int {
+	h := 3 // header, blank line, footer
+	if len(m.set.problems) > 0 {
+		h += 1 + len(m.set.problems)
+	}
+	return h
+}
+
+var (
+	headerStyle  = lipgloss.NewStyle().Bold(true)
+	dimStyle     = lipgloss.NewStyle().Faint(true)
+	problemStyle = lipgloss.NewStyle().Foreground(lipgloss.Color("9"))
+	previewBox   = lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 1)
+)
+
+func (m *formModel) View() tea.View {
+	if m.closed {
+		return tea.NewView(finalView(m.set, m.reply, m.note))
+	}
+	if !m.sized {
+		return tea.NewView("")
+	}
+	var b strings.Builder
+	b.WriteString(headerStyle.Render(m.header()))
+	b.WriteString("\n")
+	if len(m.set.problems) > 0 {
+		b.WriteString(problemStyle.Render("The host refused the answer; fix this and send again:"))
+		b.WriteString("\n")
+		for _, p := range m.set.problems {
+			b.WriteString(problemStyle.Render("  • "+p) + "\n")
+		}
+	}
+	b.WriteString("\n")
+	body := m.form.View()
+	if pv := m.previewView(); pv != "" {
+		if _, w := m.columns(); w > 0 {
+			body = lipgloss.JoinHorizontal(lipgloss.Top, body, " ", pv)
+		} else {
+			body = lipgloss.JoinVertical(lipgloss.Left, body, pv)
+		}
+	}
+	b.WriteString(body)
+	b.WriteString("\n")
+	b.WriteString(dimStyle.Render("esc or ctrl+c: decline · the first answer from any device wins"))
+	return tea.NewView(b.String())
+}
+
+// header is the first line: what is asked, the time left, and what waits.
+func (m *formModel) header() string {
+	n := len(m.set.qs)
+	h := "The agent asks you a question"
+	if n > 1 {
+		h = fmt.Sprintf("The agent asks you %d questions", n)
+	}
+	if exp := m.set.ask.ExpiresAt; !exp.IsZero() {
+		h += " · " + timeLeft(exp.Sub(m.now))
+	}
+	if m.waiting == 1 {
+		h += " · 1 more question set waiting"
+	} else if m.waiting > 1 {
+		h += fmt.Sprintf(" · %d more question sets waiting", m.waiting)
+	}
+	return h
+}
+
+// timeLeft formats a countdown: "4:59 left", "time is up".
+func timeLeft(d time.Duration) string {
+	if d <= 0 {
+		return "time is up"
+	}
+	s := int((d + time.Second - 1) / time.Second) // round up: 0:00 only when it is up
+	return fmt.Sprintf("%d:%02d left", s/60, s%60)
+}
+
+// previewView is the preview of the option under the cursor of the focused question,
+// when that question has previews.
+func (m *formModel) previewView() string {
+	f := m.form.GetFocusedField()
+	i, ok := m.fields[f]
+	if !ok {
+		return ""
+	}
+	q := m.set.qs[i]
+	if !q.hasPreviews() {
+		return ""
+	}
+	sel, ok := f.(*huh.Select[int])
+	if !ok {
+		return "" // the Other text box of the question
+	}
+	j, ok := sel.Hovered()
+	if !ok {
+		return ""
+	}
+	width := m.width
+	if _, w := m.columns(); w > 0 {
+		width = w
+	}
+	inner := width - previewBox.GetHorizontalFrameSize()
+	var caption, body string
+	if j < len(q.Options) {
+		caption = "Preview: " + clean(q.Options[j].Label, false)
+		if q.Options[j].Preview == "" {
+			body = dimStyle.Render("(no preview for this option)")
+		} else {
+			style := styleDark
+			if !m.dark {
+				style = styleLight
+			}
+			body = m.previews.render(q.Options[j].Preview, inner, style)
+		}
+	} else {
+		caption = "Preview"
+		body = dimStyle.Render("(type your own answer)")
+	}
+	lines := strings.Split(body, "\n")
+	if limit := max(m.height-m.chromeHeight()-3, 5); len(lines) > limit {
+		lines = append(lines[:limit-1], dimStyle.Render("…"))
+	}
+	return previewBox.Width(width).Render(headerStyle.Render(caption) + "\n" + strings.Join(lines, "\n"))
+}
