@@ -51,7 +51,8 @@ func FuzzParseArguments(f *testing.F) {
 }
 
 // FuzzDeviceMessage: any message from a device either answers the pending question with
-// a valid answer, or is refused with a coded error and leaves the question pending.
+// a valid answer, or is refused with a coded error of at most 4 KiB and leaves the
+// question pending.
 func FuzzDeviceMessage(f *testing.F) {
 	for _, tc := range deviceCases {
 		if len(tc.msg) < 4096 {
@@ -79,9 +80,16 @@ func FuzzDeviceMessage(f *testing.F) {
 			if !d.Waiting(session) {
 				t.Fatalf("a refused message ended the question: %v", err)
 			}
-			out := ErrorEvent(session, "", err)
-			if _, perr := ParseEvent(mustJSON(t, out)); perr != nil {
+			out := ErrorEvent(session, ev.RequestID(), err)
+			wire, werr := out.Encode()
+			if werr != nil {
+				t.Fatal(werr)
+			}
+			if _, perr := ParseEvent(wire); perr != nil {
 				t.Fatalf("error event does not parse: %v", perr)
+			}
+			if len(wire) > 4<<10 {
+				t.Fatalf("a %d-byte message got a %d-byte reply", len(msg), len(wire))
 			}
 			return
 		}
