@@ -152,6 +152,9 @@ type ResultData struct {
 type ResolvedData struct {
 	RequestID string  `json:"requestId"`
 	Outcome   Outcome `json:"outcome"`
+	// Answers are the accepted answers when Outcome is [Answered], as the model gets
+	// them, so that every device can say what was chosen; empty otherwise.
+	Answers []Answer `json:"answers,omitempty"`
 }
 
 // ErrorData is the data of an [EventError], sent to the device whose event was refused.

@@ -272,7 +272,7 @@ func (d *Dispatcher) send(ctx context.Context, e *Entry) {
 	deferred := e.resolvedDeferred
 	e.announce.Unlock()
 	if deferred {
-		d.announce(e, e.res.Outcome) // the question ended while its ask was on its way
+		d.announce(e, e.res) // the question ended while its ask was on its way
 	}
 	if d.opts.OnAsk != nil {
 		d.opts.OnAsk(Asked{Session: e.Session(), RequestID: a.RequestID, Questions: len(a.Questions), ExpiresAt: a.ExpiresAt})
@@ -290,14 +290,15 @@ func (d *Dispatcher) ended(e *Entry, res Resolution) {
 	e.resolvedDeferred = !sent
 	e.announce.Unlock()
 	if sent {
-		d.announce(e, res.Outcome)
+		d.announce(e, res)
 	}
 	d.report(e.Session(), Result{Outcome: res.Outcome, RequestID: e.RequestID(), Err: res.Err}, time.Since(e.asked))
 }
 
-// announce sends the resolved event to every device of the session.
-func (d *Dispatcher) announce(e *Entry, o Outcome) {
-	ev, err := NewEvent(EventResolved, e.Session(), ResolvedData{RequestID: e.RequestID(), Outcome: o})
+// announce sends the resolved event, with the answers of an answered question, to every
+// device of the session.
+func (d *Dispatcher) announce(e *Entry, res Resolution) {
+	ev, err := NewEvent(EventResolved, e.Session(), ResolvedData{RequestID: e.RequestID(), Outcome: res.Outcome, Answers: res.Answers})
 	if err == nil {
 		// Best effort: a device that misses it is not shown the question again on reconnect.
 		_ = d.t.Send(context.Background(), ev)

@@ -121,6 +121,10 @@ func encodeResolvedData(r ResolvedData) ([]byte, error) {
 	b = appendJSONString(b, r.RequestID)
 	b = append(b, `,"outcome":`...)
 	b = appendJSONString(b, outcomeNames[r.Outcome])
+	if len(r.Answers) > 0 {
+		b = append(b, `,"answers":`...)
+		b = appendAnswers(b, r.Answers)
+	}
 	return append(b, '}'), nil
 }
 

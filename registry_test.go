@@ -184,7 +184,11 @@ func TestEveryWayOut(t *testing.T) {
 				if tc.outcome != Disconnected { // disconnected devices hear nothing more
 					for _, dev := range []*MemoryDevice{phone, laptop} {
 						_, resolved := recv[ResolvedData](t, dev, EventResolved)
-						assert.Equal(t, ResolvedData{RequestID: "call-1", Outcome: tc.outcome}, resolved)
+						want := ResolvedData{RequestID: "call-1", Outcome: tc.outcome}
+						if tc.outcome == Answered { // every device learns what was chosen
+							want.Answers = res.Answers
+						}
+						assert.Equal(t, want, resolved)
 					}
 				}
 				require.Len(t, ended, 1, "OnEnd runs once")

@@ -2045,6 +2045,10 @@
         case EVENT_RESOLVED:
           if (ev.data && typeof ev.data.requestId === "string") {
             endSet(ev.data.requestId, str(ev.data.outcome) || "ended");
+            // An answered question's resolution carries the answers, for its note.
+            if (Array.isArray(ev.data.answers)) {
+              notes.setAnswers(ev.data.requestId, ev.data.answers);
+            }
           }
           return true;
         case EVENT_ERROR:
