@@ -6,9 +6,21 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/askuser-go/askuser/internal/jsonread"
 )
 
-// CheckAnswers validates a device's answers against the question set they answer and
+// Members of a device's result and of an answer.
+const (
+	fieldRequestID      = "requestId"
+	fieldAnswers        = "answers"
+	fieldDeclined       = "declined"
+	fieldQuestion       = "question"
+	fieldSelectedLabels = "selectedLabels"
+	fieldCustomInput    = "customInput"
+)
+
+// checkAnswers validates a device's answers against the questions they answer and
 // returns them in canonical form: one answer per question in the order asked,
 // SelectedLabels never nil. maxCustomInput bounds free text in characters (0 means
 // [DefaultMaxCustomInput]).
@@ -22,19 +34,19 @@ import (
 // cost is bounded by what was asked, not by what was sent: an answer naming more labels
 // than its question has options is refused without looking at each label, and at most
 // [maxReportedProblems] problems are listed, then how many more there were.
-func CheckAnswers(req *Request, answers []Answer, maxCustomInput int) ([]Answer, []string) {
+func checkAnswers(questions []Question, answers []Answer, maxCustomInput int) ([]Answer, []string) {
 	if maxCustomInput <= 0 {
 		maxCustomInput = DefaultMaxCustomInput
 	}
-	problems := problemList{max: maxReportedProblems, where: "answers"}
-	byText := make(map[string]int, len(req.Questions))
-	for i, q := range req.Questions {
+	problems := problemList{max: maxReportedProblems, where: fieldAnswers}
+	byText := make(map[string]int, len(questions))
+	for i, q := range questions {
 		byText[q.Question] = i
 	}
-	out := make([]Answer, len(req.Questions))
-	answered := make([]bool, len(req.Questions))
+	out := make([]Answer, len(questions))
+	answered := make([]bool, len(questions))
 	if len(answers) == 0 {
-		problems.addf("answers: missing; answer each of the %d question(s)", len(req.Questions))
+		problems.addf("answers: missing; answer each of the %d question(s)", len(questions))
 	}
 	for i, a := range answers {
 		where := answerPath(i) // formatted only into a problem
@@ -48,7 +60,7 @@ func CheckAnswers(req *Request, answers []Answer, maxCustomInput int) ([]Answer,
 			continue
 		}
 		answered[qi] = true
-		q := req.Questions[qi]
+		q := questions[qi]
 		labels := a.SelectedLabels
 		if labels == nil {
 			labels = []string{}
@@ -87,7 +99,7 @@ func CheckAnswers(req *Request, answers []Answer, maxCustomInput int) ([]Answer,
 	}
 	for i, ok := range answered {
 		if !ok && len(answers) > 0 {
-			problems.addf("answers: no answer for questions[%d] %q", i, truncate(req.Questions[i].Question, 80))
+			problems.addf("answers: no answer for questions[%d] %q", i, truncate(questions[i].Question, 80))
 		}
 	}
 	if list := problems.list(); list != nil {
@@ -155,7 +167,7 @@ func decodeResultData(b []byte) (ResultData, error) {
 	if data, ok := decodeResultDataFast(b); ok {
 		return data, nil
 	}
-	tree, err := decodeJSON(b)
+	tree, err := jsonread.Decode(b)
 	if err != nil {
 		return ResultData{}, fmt.Errorf("%w: %s data: not valid JSON: %v", ErrMalformedEvent, EventResult, err)
 	}
@@ -177,19 +189,19 @@ func resultDataFromTree(tree any) (ResultData, string) {
 	var data ResultData
 	for _, name := range sortedNames(obj) {
 		switch v := obj[name]; name {
-		case "requestId":
+		case fieldRequestID:
 			s, ok := v.(string)
 			if !ok {
 				return ResultData{}, "requestId: must be a string, not " + article(jsonTypeName(v))
 			}
 			data.RequestID = s
-		case "declined":
+		case fieldDeclined:
 			b, ok := v.(bool)
 			if !ok {
 				return ResultData{}, "declined: must be a boolean, not " + article(jsonTypeName(v))
 			}
 			data.Declined = b
-		case "answers":
+		case fieldAnswers:
 			if v == nil {
 				continue
 			}
@@ -197,7 +209,7 @@ func resultDataFromTree(tree any) (ResultData, string) {
 			if !ok {
 				return ResultData{}, "answers: must be an array of answer objects, not " + article(jsonTypeName(v))
 			}
-			data.Answers = make([]Answer, 0, min(len(arr), MaxQuestions))
+			data.Answers = make([]Answer, 0, min(len(arr), 4))
 			for i, av := range arr {
 				a, problem := answerFromTree(av)
 				if problem != "" {
@@ -221,13 +233,13 @@ func answerFromTree(v any) (Answer, string) {
 	var a Answer
 	for _, name := range sortedNames(obj) {
 		switch v := obj[name]; name {
-		case "question":
+		case fieldQuestion:
 			s, ok := v.(string)
 			if !ok {
 				return Answer{}, ".question: must be a string, not " + article(jsonTypeName(v))
 			}
 			a.Question = s
-		case "selectedLabels":
+		case fieldSelectedLabels:
 			if v == nil {
 				continue
 			}
@@ -235,7 +247,7 @@ func answerFromTree(v any) (Answer, string) {
 			if !ok {
 				return Answer{}, ".selectedLabels: must be an array of strings, not " + article(jsonTypeName(v))
 			}
-			a.SelectedLabels = make([]string, 0, min(len(arr), MaxOptions))
+			a.SelectedLabels = make([]string, 0, min(len(arr), 4))
 			for k, lv := range arr {
 				l, ok := lv.(string)
 				if !ok {
@@ -243,7 +255,7 @@ func answerFromTree(v any) (Answer, string) {
 				}
 				a.SelectedLabels = append(a.SelectedLabels, l)
 			}
-		case "customInput":
+		case fieldCustomInput:
 			if v == nil {
 				continue
 			}

@@ -1,4 +1,4 @@
-package askuser
+package askuser_test
 
 import (
 	"bytes"
@@ -13,15 +13,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	. "github.com/askuser-go/askuser"
 )
 
 var update = flag.Bool("update", false, "rewrite generated files (docs/ERRORS.md)")
 
 func TestParseArguments(t *testing.T) {
-	for _, tc := range argumentCases {
-		t.Run(tc.name, func(t *testing.T) {
-			req, err := ParseArguments([]byte(tc.args))
-			if tc.problems == nil {
+	for _, tc := range ArgumentCases {
+		t.Run(tc.Name, func(t *testing.T) {
+			req, err := ParseArguments([]byte(tc.Args))
+			if tc.Problems == nil {
 				require.NoError(t, err)
 				require.NotEmpty(t, req.Questions)
 				// A valid request survives a round trip through its own JSON.
@@ -36,7 +38,7 @@ func TestParseArguments(t *testing.T) {
 			assert.ErrorIs(t, err, ErrInvalidArguments)
 			var ae *ArgumentsError
 			require.ErrorAs(t, err, &ae)
-			assert.Equal(t, tc.problems, ae.Problems)
+			assert.Equal(t, tc.Problems, ae.Problems)
 		})
 	}
 }
@@ -173,9 +175,9 @@ func TestWireExamplesRoundTripByteForByte(t *testing.T) {
 	assert.Equal(t, compact(t, designResult), string(b))
 
 	// The answers of the example are a valid tool result.
-	content, err := marshal(Response{Answers: res.Answers})
+	content, err := Marshal(Response{Answers: res.Answers})
 	require.NoError(t, err)
-	assert.NoError(t, validateOutput(content))
+	assert.NoError(t, ValidateOutput(content))
 }
 
 func TestSessionID(t *testing.T) {
@@ -208,14 +210,12 @@ func TestSessionID(t *testing.T) {
 	assert.Equal(t, StringSession("a:b"), ParseSessionID("a:b"))
 	assert.True(t, SessionID{}.IsZero())
 	// Session ids containing the separator of a joined key cannot collide.
-	r := NewRegistry(0)
-	_, _, err := r.Register(StringSession("a:b"), "c", &Request{}, noExpiry)
-	require.NoError(t, err)
-	_, created, err := r.Register(StringSession("a"), "b:c", &Request{}, noExpiry)
-	require.NoError(t, err)
-	assert.True(t, created)
-	assert.Equal(t, 2, r.Len())
-	r.Close()
+	d, _ := newTestDispatcher(nil)
+	defer d.Close()
+	askPending(t, d, StringSession("a:b"), "c", oneQuestion)
+	askPending(t, d, StringSession("a"), "b:c", oneQuestion)
+	assert.Len(t, d.Pending(StringSession("a:b")), 1)
+	assert.Len(t, d.Pending(StringSession("a")), 1)
 }
 
 func TestOutcomeText(t *testing.T) {
@@ -233,35 +233,36 @@ func TestOutcomeText(t *testing.T) {
 }
 
 func TestHandleEventTable(t *testing.T) {
-	for _, tc := range deviceCases {
-		t.Run(tc.name, func(t *testing.T) {
-			d, mt := newTestDispatcher(nil)
+	for _, tc := range DeviceCases {
+		t.Run(tc.Name, func(t *testing.T) {
+			d, _ := newTestDispatcher(nil)
 			defer d.Close()
 			session := IntSession(123)
-			e, _, err := d.reg.Register(session, "r1", mustParse(t, pendingArgs), noExpiry)
-			require.NoError(t, err)
+			resCh := askPending(t, d, session, "r1", PendingArgs)
 
-			ev, err := ParseEvent([]byte(tc.msg))
+			ev, err := ParseEvent([]byte(tc.Msg))
 			if err == nil {
 				ev.SessionID = session // what an authorizing transport does
 				err = d.HandleEvent(context.Background(), ev)
 			}
-			if tc.code == "" {
+			if tc.Code == "" {
 				require.NoError(t, err)
 				assert.False(t, d.Waiting(session), "an accepted result ends the question")
+				<-resCh
 				return
 			}
 			require.Error(t, err)
-			assert.Equal(t, tc.err, err.Error())
-			assert.Equal(t, tc.code, ErrorCode(err))
+			assert.Equal(t, tc.Err, err.Error())
+			assert.Equal(t, tc.Code, ErrorCodeOf(err))
 			// Nothing is lost: the question is still pending and can still be answered.
 			assert.True(t, d.Waiting(session))
-			require.NoError(t, d.reg.Answer(session, "r1", []Answer{
+			ev, err = NewEvent(EventResult, session, ResultData{RequestID: "r1", Answers: []Answer{
 				{Question: "Which framework?", SelectedLabels: []string{"React"}},
 				{Question: "Which extras?", SelectedLabels: []string{"Store", "Router"}},
-			}))
-			assert.Equal(t, Answered, e.res.Outcome)
-			_ = mt
+			}})
+			require.NoError(t, err)
+			require.NoError(t, d.HandleEvent(context.Background(), ev))
+			assert.Equal(t, Answered, (<-resCh).Outcome)
 		})
 	}
 }
@@ -272,14 +273,14 @@ func TestErrorEvent(t *testing.T) {
 	assert.Equal(t, EventError, ev.Type)
 	var data ErrorData
 	require.NoError(t, json.Unmarshal(ev.Data, &data))
-	assert.Equal(t, ErrorData{RequestID: "r9", Code: CodeInvalidAnswer, Message: `askuser: invalid answer for request "r9"; see problems`, Problems: ae.Problems}, data,
+	assert.Equal(t, ErrorData{RequestID: "r9", Code: "invalid_answer", Message: `askuser: invalid answer for request "r9"; see problems`, Problems: ae.Problems}, data,
 		"the problems are listed once, not again in the message")
 
 	ev = ErrorEvent(IntSession(1), "r1", fmt.Errorf("wrapped: %w", ErrForbidden))
 	require.NoError(t, json.Unmarshal(ev.Data, &data))
-	assert.Equal(t, CodeForbidden, data.Code)
+	assert.Equal(t, "forbidden", data.Code)
 	assert.Equal(t, "r1", data.RequestID)
-	assert.Equal(t, CodeInternal, ErrorCode(errors.New("boom")))
+	assert.Equal(t, "internal", ErrorCodeOf(errors.New("boom")))
 }
 
 func TestSummary(t *testing.T) {
@@ -299,7 +300,7 @@ func TestSummary(t *testing.T) {
 		{ResultNoDevice, "en", "Not asked: no device reached"},
 		{ResultDisconnected, "en", "No answer: disconnected"},
 		{ResultShutdown, "en", "No answer: service shutting down"},
-		{invalidResult([]string{"a", "b"}), "en", "Invalid question (2 problems)"},
+		{InvalidResult([]string{"a", "b"}), "en", "Invalid question (2 problems)"},
 		{`not json`, "en", "Unrecognized result"},
 		{`{"error":"something else"}`, "zh", "无法识别的结果"},
 	} {
@@ -332,7 +333,7 @@ func TestTranscript(t *testing.T) {
   - Store: State
   No answer: timed out
 `, Transcript(args, ResultTimeout))
-	assert.Equal(t, "ask_user_questions (invalid arguments)\n  Invalid question (1 problem)\n", Transcript(`{}`, invalidResult([]string{"x"})))
+	assert.Equal(t, "ask_user_questions (invalid arguments)\n  Invalid question (1 problem)\n", Transcript(`{}`, InvalidResult([]string{"x"})))
 }
 
 // TestErrorsDocIsCurrent renders docs/ERRORS.md from the tables above; run
@@ -344,17 +345,17 @@ func TestErrorsDocIsCurrent(t *testing.T) {
 	b.WriteString("Every row below is a test case: the test fails when the code and this page disagree.\n\n")
 	b.WriteString("## Malformed model arguments\n\n")
 	b.WriteString("The model's `ask_user_questions` call ends at once, without bothering any device, with the tool result\n")
-	b.WriteString("`{\"error\": \"" + invalidMessage + "\", \"problems\": [...]}`\n")
+	b.WriteString("`{\"error\": \"" + InvalidMessage + "\", \"problems\": [...]}`\n")
 	b.WriteString("listing every problem below (in `Result.Problems` too). Rows marked *accepted* show input that is forgiven or valid.\n\n")
 	b.WriteString("| # | case | arguments | problems listed |\n|---|---|---|---|\n")
 	n := 0
-	for _, tc := range argumentCases {
+	for _, tc := range ArgumentCases {
 		n++
 		got := "*accepted*"
-		if tc.problems != nil {
-			got = strings.Join(mdEscapeAll(tc.problems), "<br>")
+		if tc.Problems != nil {
+			got = strings.Join(mdEscapeAll(tc.Problems), "<br>")
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", n, mdEscape(tc.name), mdCode(tc.args), got)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", n, mdEscape(tc.Name), mdCode(tc.Args), got)
 	}
 	b.WriteString("\n## Malformed device messages\n\n")
 	b.WriteString("Each message is sent by a device of session 123 while request `r1` is pending with two questions:\n")
@@ -363,13 +364,13 @@ func TestErrorsDocIsCurrent(t *testing.T) {
 	b.WriteString("event with this `code`; the question stays pending and can still be answered.\n\n")
 	b.WriteString("| # | case | message | code | error |\n|---|---|---|---|---|\n")
 	n = 0
-	for _, tc := range deviceCases {
+	for _, tc := range DeviceCases {
 		n++
 		code, msg := "*accepted*", ""
-		if tc.code != "" {
-			code, msg = "`"+tc.code+"`", mdEscape(tc.err)
+		if tc.Code != "" {
+			code, msg = "`"+tc.Code+"`", mdEscape(tc.Err)
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", n, mdEscape(tc.name), mdCode(tc.msg), code, msg)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", n, mdEscape(tc.Name), mdCode(tc.Msg), code, msg)
 	}
 	const path = "docs/ERRORS.md"
 	if *update {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -12,59 +13,44 @@ import (
 	"github.com/google/uuid"
 )
 
-// NoDevicePolicy says what a call does when no device of the session is connected.
-type NoDevicePolicy int
-
-const (
-	// WaitForDevice sends the question anyway and waits: a device that connects later is
-	// shown it. The default.
-	WaitForDevice NoDevicePolicy = iota
-	// FailWithoutDevice ends the call at once as [Undelivered] with [ResultNoDevice]. It
-	// needs a transport that implements [Presence]; with any other it acts as WaitForDevice.
-	FailWithoutDevice
-)
-
-// DisconnectPolicy says what happens to a session's pending questions when its last
-// device disconnects (the transport calls [Dispatcher.Disconnected]).
-type DisconnectPolicy int
-
-const (
-	// KeepWaiting leaves them pending until answered on a device that reconnects, or until
-	// they time out. The default, as in the original design.
-	KeepWaiting DisconnectPolicy = iota
-	// FailOnDisconnect ends them as [Disconnected] once [Options.DisconnectGrace] has passed
-	// with no device back. Noticing a device that is back needs a transport that implements
-	// [Presence]; with any other, the questions end when the grace period ends.
-	FailOnDisconnect
-)
-
 // Options configure a [Dispatcher]. A nil *Options means all defaults; the zero value of
 // each field means its default.
 type Options struct {
-	// Timeout is how long a question waits for the person. Default [DefaultTimeout] (5 minutes).
+	// Timeout is how long a question waits for the person. Default [DefaultTimeout].
 	Timeout time.Duration
 	// NewRequestID makes a request id for a call that did not bring one (see
 	// [ToolCall.ID]). It must return unguessable, unique ids: a device that knows a request
 	// id of its own session can answer it. Default: a random (version 4) UUID.
 	NewRequestID func() string
-	// NoDevice says what to do when no device is connected. Default [WaitForDevice].
-	NoDevice NoDevicePolicy
-	// OnDisconnect says what to do when the last device goes. Default [KeepWaiting].
-	OnDisconnect DisconnectPolicy
-	// DisconnectGrace is how long [FailOnDisconnect] waits for a device to come back.
-	// Zero fails at once.
+	// FailWithoutDevice ends a call at once as [Undelivered] when no device of the session
+	// is connected, instead of asking and waiting for one to connect. It needs a
+	// transport that implements [Presence]; with any other it has no effect.
+	FailWithoutDevice bool
+	// FailOnDisconnect ends the session's questions as [Disconnected] when its last device
+	// goes, once DisconnectGrace has passed with no device back, instead of leaving them
+	// pending until answered on a device that reconnects or until they time out (the
+	// default, as in the original design). Noticing a device that is back needs a
+	// transport that implements [Presence]; with any other, the questions end when the
+	// grace period ends.
+	FailOnDisconnect bool
+	// DisconnectGrace is how long FailOnDisconnect waits for a device to come back. Zero
+	// fails at once.
 	DisconnectGrace time.Duration
 	// MaxCustomInput bounds an answer's free text, in characters. Default
 	// [DefaultMaxCustomInput].
 	MaxCustomInput int
+	// Store holds the pending questions. Default: in memory, this dispatcher's own. A
+	// Store shared with other dispatchers (the replicas of a host) lets any of them
+	// deliver and answer any question: see [Store], and [Dispatcher.Close] for what
+	// closing leaves in it.
+	Store Store
 	// OnAsk, when set, is called after a question set is sent to the session's devices.
 	// It is called synchronously and must return quickly.
 	OnAsk func(Asked)
-	// OnEnd, when set, is called once for every question set that ends, however it ends,
-	// including calls refused as [Invalid] or [Undelivered] before anything was sent. A
-	// call that joined a pending question of the same id shares that question's OnEnd.
-	// It is called synchronously, by the goroutine that ended the question, and must
-	// return quickly.
+	// OnEnd, when set, is called once for every question set that ends, by the
+	// dispatcher that ended it, however it ends, including calls refused as [Invalid] or
+	// [Undelivered] before anything was asked. A call that joined a pending question
+	// shares that question's OnEnd. It is called synchronously and must return quickly.
 	OnEnd func(Ended)
 }
 
@@ -86,26 +72,42 @@ type Ended struct {
 	Err    error
 }
 
-// Dispatcher runs ask_user_questions calls: it validates the model's arguments, sends the
-// questions through its [Transport], waits for the first way the call can end, and
-// returns the tool result. It implements [Inbound] for the transport's events.
-// All methods may be called concurrently.
+// Dispatcher runs ask_user_questions calls: it validates the model's arguments, records
+// the question in its [Store], sends it through its [Transport], waits for the first way
+// the call can end, and returns the tool result. It implements [Inbound] for the
+// transport's events. All methods may be called concurrently.
 type Dispatcher struct {
 	t        Transport
 	presence Presence
 	opts     Options
-	reg      *Registry
+	store    Store
+	own      *memoryStore // the store, when it is this dispatcher's own
+	calls    *calls
+	stop     func() // stops the store's Watch
 
 	mu     sync.Mutex
 	closed bool
 	grace  map[SessionID]*time.Timer
+
+	// sending orders the events of the questions whose ask this dispatcher is sending:
+	// a question can end (an answer from a device that joined and was shown it) before
+	// its ask has gone out, and its resolution must then wait for it. Guarded by sendMu.
+	sendMu  sync.Mutex
+	sending map[key]*sendState
+}
+
+// sendState is a question whose ask is being sent. rev is 0 until the store has said
+// which question it is; deferred holds the resolutions held back meanwhile.
+type sendState struct {
+	rev      uint64
+	deferred []Record
 }
 
 // New returns a dispatcher that reaches devices through t. opts may be nil; it is copied.
 // New panics when a duration or bound in opts is negative: zero means the default, and
 // a negative value is a mistake better caught at start than guessed at.
 func New(t Transport, opts *Options) *Dispatcher {
-	d := &Dispatcher{t: t, grace: make(map[SessionID]*time.Timer)}
+	d := &Dispatcher{t: t, grace: make(map[SessionID]*time.Timer), calls: newCalls(), sending: make(map[key]*sendState)}
 	if opts != nil {
 		d.opts = *opts
 	}
@@ -124,8 +126,12 @@ func New(t Transport, opts *Options) *Dispatcher {
 		d.opts.NewRequestID = uuid.NewString
 	}
 	d.presence, _ = t.(Presence)
-	d.reg = NewRegistry(d.opts.MaxCustomInput)
-	d.reg.onEnd = d.ended
+	d.store = d.opts.Store
+	if d.store == nil {
+		d.own = newMemoryStore()
+		d.store = d.own
+	}
+	d.stop = d.store.Watch(func(rec Record) { d.calls.deliver(rec, nil) })
 	return d
 }
 
@@ -133,9 +139,10 @@ func New(t Transport, opts *Options) *Dispatcher {
 type ToolCall struct {
 	// Session is the session the call belongs to; its devices are asked.
 	Session SessionID
-	// ID is the model's tool-call id. When set it becomes the requestId, so a call retried
-	// with the same id while its question is pending waits on that question instead of
-	// asking twice. When empty, a fresh id is made with [Options.NewRequestID].
+	// ID is the model's tool-call id. When set it becomes the requestId, so that a call
+	// made again with the same id and arguments (retried, or resumed after a restart with
+	// a shared [Store]) waits on the question already asked instead of asking twice. When
+	// empty, a fresh id is made with [Options.NewRequestID].
 	ID string
 	// Name is the tool's name; [Dispatcher.Dispatch] ignores it, [Dispatcher.Wrap] routes on it.
 	Name string
@@ -149,15 +156,15 @@ type Result struct {
 	Content string
 	// Outcome tells how the call ended without parsing Content.
 	Outcome Outcome
-	// RequestID is the question's request id ("" only for an invalid call without an ID).
+	// RequestID is the question's request id ("" only for a call refused without one).
 	RequestID string
 	// Answers are the person's validated answers when Outcome is [Answered].
 	Answers []Answer
-	// Problems lists what was wrong with the arguments when Outcome is [Invalid].
+	// Problems lists what was wrong with the call when Outcome is [Invalid].
 	Problems []string
-	// Err is nil when Outcome is [Answered], and otherwise wraps the outcome's sentinel
+	// Err is nil when Outcome is [Answered], and otherwise wraps the outcome's error
 	// ([ErrTimeout], [ErrCancelled], [ErrDeclined], [ErrUndelivered], [ErrDisconnected],
-	// [ErrClosed], or an [*ArgumentsError]).
+	// [ErrClosed], or an [*ArgumentsError]), and possibly its cause.
 	Err error
 }
 
@@ -167,17 +174,19 @@ func (r Result) IsError() bool { return r.Outcome != Answered }
 
 // Dispatch runs one ask_user_questions call: it parses and validates call.Arguments (see
 // [ParseArguments]) and, when they are valid, asks the session's devices and waits.
-// Invalid arguments end the call at once with a result listing every problem, and no
+// Invalid arguments end the call at once with a result listing the problems, and no
 // device is bothered. Dispatch always returns a result for the model; it never panics on
 // bad input.
 //
-// A call whose ID names a question still pending joins it and gets its outcome, when it
-// asks the same questions; when it asks different ones, it ends at once as [Invalid],
-// with a problem saying that the id is taken, and the pending question is left as it is.
+// A call whose ID names a question already asked with the same questions joins it: it
+// waits for it when it is pending, and gets its outcome at once when it has ended and the
+// store still keeps it (a shared store does, for runs that resume elsewhere). When that
+// question asks something else, the call ends at once as [Invalid], saying the id is
+// taken, and the question is left as it is.
 func (d *Dispatcher) Dispatch(ctx context.Context, call ToolCall) Result {
 	req, err := ParseArguments(call.Arguments)
 	if err != nil {
-		return d.invalid(call.Session, call.ID, err)
+		return d.refuse(call.Session, call.ID, err)
 	}
 	return d.ask(ctx, call.Session, call.ID, req)
 }
@@ -188,13 +197,13 @@ func (d *Dispatcher) Dispatch(ctx context.Context, call ToolCall) Result {
 func (d *Dispatcher) Ask(ctx context.Context, session SessionID, id string, req *Request) Result {
 	own, err := req.validated()
 	if err != nil {
-		return d.invalid(session, id, err)
+		return d.refuse(session, id, err)
 	}
 	return d.ask(ctx, session, id, own)
 }
 
-// invalid ends a call refused before anything was asked; err is an [*ArgumentsError].
-func (d *Dispatcher) invalid(session SessionID, id string, err error) Result {
+// refuse ends a call refused before anything was asked; err is an [*ArgumentsError].
+func (d *Dispatcher) refuse(session SessionID, id string, err error) Result {
 	var problems []string
 	if ae, ok := errors.AsType[*ArgumentsError](err); ok {
 		problems = ae.Problems
@@ -206,13 +215,6 @@ func (d *Dispatcher) invalid(session SessionID, id string, err error) Result {
 	d.report(session, res, 0)
 	return res
 }
-
-// errNoDevice marks an [Undelivered] call refused because no device was connected.
-var errNoDevice = fmt.Errorf("%w: no device connected", ErrUndelivered)
-
-// MaxRequestIDBytes bounds a request id: a tool-call id, or one made by
-// [Options.NewRequestID].
-const MaxRequestIDBytes = 256
 
 // requestIDProblem says what is wrong with a request id, or returns "".
 func requestIDProblem(id string) string {
@@ -228,81 +230,206 @@ func requestIDProblem(id string) string {
 func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req *Request) Result {
 	if id == "" {
 		if id = d.opts.NewRequestID(); id == "" {
-			return d.invalid(session, "", &ArgumentsError{Problems: []string{"id: Options.NewRequestID returned an empty id, which no device could answer"}})
+			return d.refuse(session, "", &ArgumentsError{Problems: []string{"id: Options.NewRequestID returned an empty id, which no device could answer"}})
 		}
 	}
 	if problem := requestIDProblem(id); problem != "" {
-		return d.invalid(session, id, &ArgumentsError{Problems: []string{problem}})
+		return d.refuse(session, id, &ArgumentsError{Problems: []string{problem}})
 	}
-	if d.opts.NoDevice == FailWithoutDevice && d.presence != nil && !d.presence.Connected(session) {
-		res := d.result(id, Resolution{Outcome: Undelivered, Err: errNoDevice})
-		d.report(session, res, 0)
-		return res
+	if d.opts.FailWithoutDevice && d.presence != nil && !d.presence.Connected(session) {
+		return d.ended(Record{Session: session, Ask: AskData{RequestID: id}, Outcome: Undelivered}, errNoDevice, 0)
 	}
-	e, created, err := d.reg.Register(session, id, req, time.Now().Add(d.opts.Timeout))
-	if errors.Is(err, errIDTaken) {
-		return d.invalid(session, id, &ArgumentsError{Problems: []string{fmt.Sprintf(
+	k := key{session, id}
+	w, ok := d.calls.add(k)
+	if !ok {
+		return d.ended(Record{Session: session, Ask: AskData{RequestID: id}, Outcome: Shutdown}, nil, 0)
+	}
+	st := d.beginSend(k)
+	now := time.Now()
+	rec := Record{
+		Session: session,
+		Ask:     AskData{RequestID: id, Questions: req.Questions, Metadata: req.Metadata, ExpiresAt: now.Add(d.opts.Timeout).UTC()},
+		AskedAt: now,
+	}
+	rec, created, err := d.store.Put(ctx, rec)
+	if err != nil || !created {
+		d.endSend(k, st)
+	}
+	switch {
+	case errors.Is(err, ErrClosed):
+		d.calls.remove(w)
+		return d.ended(Record{Session: session, Ask: AskData{RequestID: id}, Outcome: Shutdown}, nil, 0)
+	case err != nil:
+		d.calls.remove(w)
+		return d.ended(Record{Session: session, Ask: AskData{RequestID: id}, Outcome: Undelivered}, fmt.Errorf("%w: recording the question: %w", ErrUndelivered, err), 0)
+	case !created && !sameQuestions(rec.Ask, req):
+		d.calls.remove(w)
+		return d.refuse(session, id, &ArgumentsError{Problems: []string{fmt.Sprintf(
 			"id: the tool-call id %q is already asking different questions, which are still waiting for the user; ask these in a call with its own id", truncate(id, 64))}})
+	case rec.Outcome != 0: // ended, and kept: a run resumed with the same call
+		d.calls.remove(w)
+		return d.result(rec, nil)
 	}
-	if err != nil {
-		res := d.result(id, Resolution{Outcome: Shutdown, Err: err})
-		d.report(session, res, 0)
-		return res
-	}
+	d.calls.bind(w, rec.Rev)
 	if created {
-		d.send(ctx, e)
+		d.bindSend(k, st, rec.Rev)
+		d.send(ctx, rec)
+		d.endSend(k, st)
 	}
-	return d.result(id, d.reg.Wait(ctx, e))
+	return d.wait(ctx, w, rec)
+}
+
+// beginSend registers a question about to be recorded under k, whose ask this dispatcher
+// will send, so that a resolution of it waits for the ask.
+func (d *Dispatcher) beginSend(k key) *sendState {
+	st := &sendState{}
+	d.sendMu.Lock()
+	if d.sending[k] == nil { // one sender at a time per key; a second one only joins
+		d.sending[k] = st
+	}
+	d.sendMu.Unlock()
+	return st
+}
+
+// bindSend says which question st is; resolutions held back for another one go out now.
+func (d *Dispatcher) bindSend(k key, st *sendState, rev uint64) {
+	d.sendMu.Lock()
+	st.rev = rev
+	var stale []Record
+	kept := st.deferred[:0]
+	for _, r := range st.deferred {
+		if r.Rev == rev {
+			kept = append(kept, r)
+		} else {
+			stale = append(stale, r)
+		}
+	}
+	st.deferred = kept
+	d.sendMu.Unlock()
+	for _, r := range stale {
+		d.publishResolved(r)
+	}
+}
+
+// endSend ends st: its ask has gone out, or it will not be sent; the resolutions held
+// back go out now.
+func (d *Dispatcher) endSend(k key, st *sendState) {
+	d.sendMu.Lock()
+	if d.sending[k] == st {
+		delete(d.sending, k)
+	}
+	deferred := st.deferred
+	st.deferred = nil
+	d.sendMu.Unlock()
+	for _, r := range deferred {
+		d.publishResolved(r)
+	}
+}
+
+// sameQuestions reports whether a asks what req asks.
+func sameQuestions(a AskData, req *Request) bool {
+	return string(a.Metadata) == string(req.Metadata) && slices.EqualFunc(a.Questions, req.Questions, func(x, y Question) bool {
+		return x.Question == y.Question && x.Header == y.Header && x.MultiSelect == y.MultiSelect && slices.Equal(x.Options, y.Options)
+	})
 }
 
 // send delivers the ask event; a failure ends the question as Undelivered.
-func (d *Dispatcher) send(ctx context.Context, e *Entry) {
-	a := e.AskData()
-	ev, err := NewEvent(EventAsk, e.Session(), a)
+func (d *Dispatcher) send(ctx context.Context, rec Record) {
+	ev, err := NewEvent(EventAsk, rec.Session, &rec.Ask)
 	if err == nil {
 		err = d.t.Send(ctx, ev)
 	}
 	if err != nil {
-		// Nothing reached a device, so no resolution is announced either.
-		d.reg.End(e, Resolution{Outcome: Undelivered, Err: fmt.Errorf("%w: %w", ErrUndelivered, err)})
+		rec.Outcome = Undelivered
+		d.end(rec, fmt.Errorf("%w: %w", ErrUndelivered, err))
 		return
 	}
-	e.announce.Lock()
-	e.askSent = true
-	deferred := e.resolvedDeferred
-	e.announce.Unlock()
-	if deferred {
-		d.announce(e, e.res) // the question ended while its ask was on its way
-	}
 	if d.opts.OnAsk != nil {
-		d.opts.OnAsk(Asked{Session: e.Session(), RequestID: a.RequestID, Questions: len(a.Questions), ExpiresAt: a.ExpiresAt})
+		d.opts.OnAsk(Asked{Session: rec.Session, RequestID: rec.Ask.RequestID, Questions: len(rec.Ask.Questions), ExpiresAt: rec.Ask.ExpiresAt})
 	}
 }
 
-// ended runs once for every registered question that ends, outside the registry's lock:
-// it tells every device of the session, then the host's hook. A question can end before
-// its ask event has been sent (a cancel, or an answer from a device that was shown it on
-// connecting); its resolution is then announced by send, after the ask, so that no
-// device ever sees a question after its end.
-func (d *Dispatcher) ended(e *Entry, res Resolution) {
-	e.announce.Lock()
-	sent := e.askSent
-	e.resolvedDeferred = !sent
-	e.announce.Unlock()
-	if sent {
-		d.announce(e, res)
+// wait waits for the question w waits for to end, and returns the result. The question
+// times out at its expiry; when ctx ends first, the caller stops waiting, and if it was
+// the last caller of this dispatcher waiting for it, the question ends as [Cancelled] so
+// that nothing is left pending with nobody to read the answer.
+func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
+	t := time.NewTimer(time.Until(rec.Ask.ExpiresAt))
+	defer t.Stop()
+	var cause error
+	select {
+	case e := <-w.ch:
+		return d.result(e.rec, e.err)
+	case <-t.C:
+		rec.Outcome = TimedOut
+		d.end(rec, nil)
+	case <-ctx.Done():
+		cause = errors.Join(ErrCancelled, context.Cause(ctx))
+		if !d.calls.alone(w) {
+			if d.calls.remove(w) {
+				// Others still wait: the question stays open for them.
+				return d.result(Record{Session: rec.Session, Ask: rec.Ask, Rev: rec.Rev, Outcome: Cancelled}, cause)
+			}
+			// It ended meanwhile: that end is the result, below.
+		} else {
+			rec.Outcome = Cancelled
+			d.end(rec, cause)
+		}
 	}
-	d.report(e.Session(), Result{Outcome: res.Outcome, RequestID: e.RequestID(), Err: res.Err}, time.Since(e.asked))
+	// Ended by us, or a moment earlier by someone else, whose end is what w gets: the
+	// first wins.
+	e := <-w.ch
+	return d.result(e.rec, e.err)
+}
+
+// end tries to end rec's question with rec.Outcome (and rec.Answers), and reports
+// whether it did. The dispatcher that ends a question tells every device of the session,
+// then the host's hook, then the callers waiting here; an end by another dispatcher
+// sharing the store reaches the callers here through the store's Watch. When the store
+// says the question had already ended, its record is fetched and delivered here too, in
+// case the Watch has not.
+func (d *Dispatcher) end(rec Record, err error) bool {
+	won, serr := d.store.End(context.Background(), rec)
+	if serr != nil || !won {
+		if cur, gerr := d.store.Get(context.Background(), rec.Session, rec.Ask.RequestID); gerr == nil && cur.Rev == rec.Rev && cur.Outcome != 0 {
+			d.calls.deliver(cur, nil)
+		}
+		return false
+	}
+	d.announce(rec)
+	d.report(rec.Session, d.result(rec, err), time.Since(rec.AskedAt))
+	d.calls.deliver(rec, err)
+	return true
 }
 
 // announce sends the resolved event, with the answers of an answered question, to every
-// device of the session.
-func (d *Dispatcher) announce(e *Entry, res Resolution) {
-	ev, err := NewEvent(EventResolved, e.Session(), ResolvedData{RequestID: e.RequestID(), Outcome: res.Outcome, Answers: res.Answers})
+// device of the session; when this dispatcher is still sending the question's ask, after
+// it. Best effort: a device that misses it is not shown the question again on
+// reconnect, since it is no longer pending.
+func (d *Dispatcher) announce(rec Record) {
+	d.sendMu.Lock()
+	if st := d.sending[key{rec.Session, rec.Ask.RequestID}]; st != nil && (st.rev == 0 || st.rev == rec.Rev) {
+		st.deferred = append(st.deferred, rec)
+		d.sendMu.Unlock()
+		return
+	}
+	d.sendMu.Unlock()
+	d.publishResolved(rec)
+}
+
+func (d *Dispatcher) publishResolved(rec Record) {
+	ev, err := NewEvent(EventResolved, rec.Session, ResolvedData{RequestID: rec.Ask.RequestID, Outcome: rec.Outcome, Answers: rec.Answers})
 	if err == nil {
-		// Best effort: a device that misses it is not shown the question again on reconnect.
 		_ = d.t.Send(context.Background(), ev)
 	}
+}
+
+// ended reports and returns the result of a call that ended before its question was
+// recorded.
+func (d *Dispatcher) ended(rec Record, err error, waited time.Duration) Result {
+	res := d.result(rec, err)
+	d.report(rec.Session, res, waited)
+	return res
 }
 
 func (d *Dispatcher) report(session SessionID, res Result, waited time.Duration) {
@@ -311,29 +438,23 @@ func (d *Dispatcher) report(session SessionID, res Result, waited time.Duration)
 	}
 }
 
-// result renders a resolution as the model's tool result.
-func (d *Dispatcher) result(id string, r Resolution) Result {
-	res := Result{Outcome: r.Outcome, RequestID: id, Err: r.Err}
-	switch r.Outcome {
-	case Answered:
-		res.Answers = r.Answers
-		res.Content = string(encodeResponse(Response{Answers: r.Answers}))
-	case Declined:
-		res.Content = ResultDeclined
-	case TimedOut:
-		res.Content = ResultTimeout
-	case Cancelled:
-		res.Content = ResultCancelled
-	case Undelivered:
-		res.Content = ResultSendFailed
-		if errors.Is(r.Err, errNoDevice) {
-			res.Content = ResultNoDevice
-		}
-	case Disconnected:
-		res.Content = ResultDisconnected
-	default:
-		res.Content = ResultShutdown
+// result renders an ended question as the model's tool result. err, when set, is the
+// call's error, the outcome's sentinel with its cause; otherwise it is the sentinel.
+func (d *Dispatcher) result(rec Record, err error) Result {
+	res := Result{Outcome: rec.Outcome, RequestID: rec.Ask.RequestID, Err: err}
+	e := endingOf(rec.Outcome, err)
+	if e == nil { // an outcome this version does not know, from a shared store
+		e = endingOf(Undelivered, nil)
 	}
+	if res.Err == nil {
+		res.Err = e.err
+	}
+	if rec.Outcome == Answered {
+		res.Answers = rec.Answers
+		res.Content = string(encodeResponse(response{Answers: rec.Answers}))
+		return res
+	}
+	res.Content = e.content
 	return res
 }
 
@@ -365,25 +486,12 @@ func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
 	}
 }
 
-// ResultError is the error of a call that ended without an answer, as [Dispatcher.Wrap]
-// returns it. Its Error is the tool result for the model, and errors.Is finds the
-// outcome's sentinel ([ErrTimeout], [ErrDeclined], ...) through it.
-type ResultError struct {
-	Result Result
-}
-
-// Error returns the tool result content.
-func (e *ResultError) Error() string { return e.Result.Content }
-
-// Unwrap returns the outcome's error, [Result.Err].
-func (e *ResultError) Unwrap() error { return e.Result.Err }
-
 // HandleEvent takes one event from a device of ev.SessionID, which the transport must
 // have checked the device may act for. It takes [EventResult] events: answers, or
 // {"requestId": ..., "declined": true}. It returns nil when the event was accepted; an
-// [*AnswerError] when the answers are refused (the question stays open); [ErrNotPending]
-// when no such question is pending; and errors wrapping [ErrMalformedEvent] or
-// [ErrUnsupportedEvent] for anything else.
+// [*AnswerError] when the answers are refused (the question stays open); an error
+// matching [ErrNotPending] when no such question is pending; and errors wrapping
+// [ErrMalformedEvent] or [ErrUnsupportedEvent] for anything else.
 func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 	if ev.Type != EventResult {
 		return fmt.Errorf("%w: %q", ErrUnsupportedEvent, truncate(ev.Type, 64))
@@ -398,35 +506,85 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 	if data.RequestID == "" {
 		return fmt.Errorf("%w: %s data: missing requestId", ErrMalformedEvent, EventResult)
 	}
-	if data.Declined {
-		if len(data.Answers) > 0 {
-			return fmt.Errorf("%w: %s data: a decline carries no answers", ErrMalformedEvent, EventResult)
-		}
-		return d.reg.Decline(ev.SessionID, data.RequestID)
+	if data.Declined && len(data.Answers) > 0 {
+		return fmt.Errorf("%w: %s data: a decline carries no answers", ErrMalformedEvent, EventResult)
 	}
-	return d.reg.Answer(ev.SessionID, data.RequestID, data.Answers)
+	rec, err := d.store.Get(ctx, ev.SessionID, data.RequestID)
+	if errors.Is(err, ErrNotPending) || err == nil && rec.Outcome != 0 {
+		return ErrNotPending
+	}
+	if err != nil {
+		return fmt.Errorf("askuser: reading the question: %w", err)
+	}
+	if data.Declined {
+		rec.Outcome = Declined
+	} else {
+		// The question is immutable: it is checked without any lock.
+		canonical, problems := checkAnswers(rec.Ask.Questions, data.Answers, d.opts.MaxCustomInput)
+		if problems != nil {
+			return &AnswerError{RequestID: data.RequestID, Problems: problems}
+		}
+		rec.Outcome, rec.Answers = Answered, canonical
+	}
+	if !d.end(rec, nil) {
+		return ErrNotPending
+	}
+	return nil
 }
 
 // CancelSession ends every pending question of the session as [Cancelled], so that each
 // waiting call returns {"error": "Session cancelled"}, and returns how many it ended.
-// Other sessions are not touched.
+// Other sessions are not touched. With a shared [Store], the questions end wherever they
+// were asked.
 func (d *Dispatcher) CancelSession(session SessionID) int {
-	return d.reg.CancelSession(session, Resolution{Outcome: Cancelled, Err: ErrCancelled})
+	return d.endSession(session, Cancelled, nil)
+}
+
+// endSession ends the session's pending questions with outcome o.
+func (d *Dispatcher) endSession(session SessionID, o Outcome, err error) int {
+	recs, _ := d.store.Pending(context.Background(), session)
+	n := 0
+	for _, rec := range recs {
+		rec.Outcome = o
+		if d.end(rec, err) {
+			n++
+		}
+	}
+	return n
 }
 
 // Waiting reports whether the session has a question waiting for the person: a host
 // queues the person's new messages meanwhile (§6.5).
-func (d *Dispatcher) Waiting(session SessionID) bool { return d.reg.Waiting(session) }
+func (d *Dispatcher) Waiting(session SessionID) bool {
+	if d.own != nil {
+		return d.own.waiting(session)
+	}
+	recs, _ := d.store.Pending(context.Background(), session)
+	return len(recs) > 0
+}
 
 // Pending returns the session's pending questions, oldest first, as the data of their
 // ask events: to show a device that connects, or to list what the person owes an answer.
-// They are copies: changing them changes nothing pending.
-func (d *Dispatcher) Pending(session SessionID) []AskData { return d.reg.Pending(session) }
+// They are copies: changing them changes nothing pending. With a shared [Store], they
+// include the questions asked by other dispatchers; should the store fail, Pending
+// returns none.
+func (d *Dispatcher) Pending(session SessionID) []AskData {
+	recs, _ := d.store.Pending(context.Background(), session)
+	if len(recs) == 0 {
+		return nil
+	}
+	out := make([]AskData, len(recs))
+	for i, rec := range recs {
+		out[i] = rec.Ask.clone()
+	}
+	return out
+}
 
-// Disconnected tells the dispatcher that the session's last device has gone. It applies
-// [Options.OnDisconnect]; with the default [KeepWaiting] it does nothing.
+// Disconnected tells the dispatcher that the session's last device has gone. With
+// [Options.FailOnDisconnect] it ends the session's questions as [Disconnected] once the
+// grace period has passed with no device back; otherwise it does nothing.
 func (d *Dispatcher) Disconnected(session SessionID) {
-	if d.opts.OnDisconnect != FailOnDisconnect || !d.reg.Waiting(session) {
+	if !d.opts.FailOnDisconnect || !d.Waiting(session) {
 		return
 	}
 	if d.opts.DisconnectGrace <= 0 {
@@ -450,20 +608,41 @@ func (d *Dispatcher) failDisconnected(session SessionID) {
 	if d.presence != nil && d.presence.Connected(session) {
 		return
 	}
-	d.reg.CancelSession(session, Resolution{Outcome: Disconnected, Err: ErrDisconnected})
+	d.endSession(session, Disconnected, nil)
 }
 
-// Close ends every pending question as [Shutdown] (each waiting call returns
-// [ResultShutdown]) and makes later calls return it at once. It does not close the
-// transport. Close may be called more than once.
+// Close makes every waiting call return at once as [Shutdown], with the tool result
+// {"error": "The question service is shutting down"}, and later calls too. With the
+// dispatcher's own store, the questions end as Shutdown and every device is told. With a
+// shared [Store] they stay pending there, where another dispatcher sharing it (a replica
+// that resumes the same runs, say) can wait for them and any device can still answer
+// them. Close does not close the transport. Close may be called more than once.
 func (d *Dispatcher) Close() error {
 	d.mu.Lock()
+	already := d.closed
 	d.closed = true
 	for s, t := range d.grace {
 		t.Stop()
 		delete(d.grace, s)
 	}
 	d.mu.Unlock()
-	d.reg.Close()
+	if already {
+		return nil
+	}
+	d.stop()
+	if d.own != nil {
+		// New calls are refused; every question recorded ends here, and a caller whose
+		// question is being recorded now gets ErrClosed from the store. A question that
+		// an answer has just ended keeps that end.
+		d.calls.close(nil)
+		for _, rec := range d.own.close() {
+			rec.Outcome = Shutdown
+			d.end(rec, nil)
+		}
+		return nil
+	}
+	d.calls.close(func(w *waiter) Record {
+		return Record{Session: w.key.session, Ask: AskData{RequestID: w.key.id}, Rev: w.rev, Outcome: Shutdown}
+	})
 	return nil
 }

@@ -3,15 +3,17 @@ package askuser_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 )
 
 // A scripted device answers the question the model asks; the tool result is what the
 // model reads next.
 func Example() {
-	mt := askuser.NewMemoryTransport()
+	mt := askusertest.NewTransport()
 	d := askuser.New(mt, &askuser.Options{NewRequestID: func() string { return "req-1" }})
 	mt.Bind(d)
 	defer d.Close()
@@ -60,4 +62,97 @@ func ExampleParseArguments() {
 	// questions[0].header: must be at most 12 characters, got 25
 	// questions[0].options[0].label: "Other" duplicates the "Other" choice every client adds with a text box; remove this option
 	// questions[0].options[1].label: must not be blank
+}
+
+// answerFirst answers every question the device is shown with each question's first
+// option, as a person who always takes the recommendation would.
+func answerFirst(dev *askusertest.Device) {
+	for {
+		ev, err := dev.Recv(context.Background())
+		if err != nil {
+			return
+		}
+		if ev.Type != askuser.EventAsk {
+			continue
+		}
+		var ask askuser.AskData
+		_ = json.Unmarshal(ev.Data, &ask)
+		var answers []askuser.Answer
+		for _, q := range ask.Questions {
+			answers = append(answers, askuser.Answer{Question: q.Question, SelectedLabels: []string{q.Options[0].Label}})
+		}
+		reply, _ := askuser.NewEvent(askuser.EventResult, dev.Session(), askuser.ResultData{RequestID: ask.RequestID, Answers: answers})
+		_ = dev.Send(context.Background(), reply)
+	}
+}
+
+// Dispatch one tool call of the model and give its result back with the model's call id
+// and the error flag most LLM APIs take.
+func ExampleDispatcher_Dispatch() {
+	t := askusertest.NewTransport()
+	d := askuser.New(t, nil)
+	t.Bind(d)
+	defer d.Close()
+	dev := t.Connect(askuser.IntSession(7))
+	defer dev.Close()
+	go answerFirst(dev)
+
+	// As the model emitted it: a tool call with an id and JSON arguments.
+	callID, args := "call_abc", `{"questions":[{"question":"Ship it today?","header":"Release",
+		"options":[{"label":"Yes","description":"Deploy now"},{"label":"No","description":"Wait for Monday"}],"multiSelect":false}]}`
+	res := d.Dispatch(context.Background(), askuser.ToolCall{Session: askuser.IntSession(7), ID: callID, Arguments: json.RawMessage(args)})
+	fmt.Printf("tool result for %s (error: %v): %s\n", callID, res.IsError(), res.Content)
+	// Output:
+	// tool result for call_abc (error: false): {"answers":[{"question":"Ship it today?","selectedLabels":["Yes"],"customInput":null}]}
+}
+
+// Wrap puts ask_user_questions in front of a host's own tool dispatcher: the host's
+// tools run as before, and a call that ends without an answer comes back as an error
+// whose text is the tool result.
+func ExampleDispatcher_Wrap() {
+	t := askusertest.NewTransport()
+	d := askuser.New(t, &askuser.Options{FailWithoutDevice: true}) // nobody is connected
+	t.Bind(d)
+	defer d.Close()
+
+	hostTools := func(ctx context.Context, call askuser.ToolCall) (string, error) {
+		return "contents of " + call.Name, nil
+	}
+	tools := d.Wrap(hostTools)
+
+	out, err := tools(context.Background(), askuser.ToolCall{Name: "read_file"})
+	fmt.Println(out, err)
+	out, err = tools(context.Background(), askuser.ToolCall{Session: askuser.IntSession(1), Name: askuser.ToolName,
+		Arguments: json.RawMessage(`{"questions":[{"question":"Ok?","header":"Ok","options":[{"label":"Yes","description":"y"},{"label":"No","description":"n"}],"multiSelect":false}]}`)})
+	fmt.Println(out)
+	fmt.Println(errors.Is(err, askuser.ErrUndelivered), err.Error() == out)
+	// Output:
+	// contents of read_file <nil>
+	// {"error": "No device of the user is connected; the question was not asked"}
+	// true true
+}
+
+// CancelSession ends a session's waiting questions when the person stops the run; the
+// waiting call returns at once with the cancelled result.
+func ExampleDispatcher_CancelSession() {
+	t := askusertest.NewTransport()
+	d := askuser.New(t, nil)
+	t.Bind(d)
+	defer d.Close()
+	session := askuser.StringSession("run-42")
+	dev := t.Connect(session) // shown the question; never answers
+	defer dev.Close()
+
+	done := make(chan askuser.Result)
+	go func() {
+		done <- d.Dispatch(context.Background(), askuser.ToolCall{Session: session, Arguments: json.RawMessage(
+			`{"questions":[{"question":"Which region?","header":"Region","options":[{"label":"EU","description":"Frankfurt"},{"label":"US","description":"Virginia"}],"multiSelect":false}]}`)})
+	}()
+	_, _ = dev.Recv(context.Background()) // the question has reached the device
+	fmt.Println("cancelled:", d.CancelSession(session))
+	res := <-done
+	fmt.Println(res.Outcome, res.Content)
+	// Output:
+	// cancelled: 1
+	// cancelled {"error": "Session cancelled"}
 }

@@ -1,4 +1,4 @@
-package askuser
+package askuser_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	. "github.com/askuser-go/askuser"
 )
 
 // The fuzz targets are seeded from the tables; CI runs each for a few seconds
@@ -15,9 +17,9 @@ import (
 // never a panic; a request that passes survives its own JSON, and a refusal always says
 // what is wrong, in a result the model can parse.
 func FuzzParseArguments(f *testing.F) {
-	for _, tc := range argumentCases {
-		if len(tc.args) < 4096 {
-			f.Add([]byte(tc.args))
+	for _, tc := range ArgumentCases {
+		if len(tc.Args) < 4096 {
+			f.Add([]byte(tc.Args))
 		}
 	}
 	f.Fuzz(func(t *testing.T, args []byte) {
@@ -32,12 +34,12 @@ func FuzzParseArguments(f *testing.F) {
 					t.Fatalf("problem without a location: %q", p)
 				}
 			}
-			if !json.Valid([]byte(invalidResult(ae.Problems))) {
-				t.Fatalf("invalid result is not JSON: %s", invalidResult(ae.Problems))
+			if !json.Valid([]byte(InvalidResult(ae.Problems))) {
+				t.Fatalf("invalid result is not JSON: %s", InvalidResult(ae.Problems))
 			}
 			return
 		}
-		if n := len(req.Questions); n < MinQuestions || n > MaxQuestions {
+		if n := len(req.Questions); n < 1 || n > 4 {
 			t.Fatalf("accepted %d questions", n)
 		}
 		again, err := json.Marshal(req)
@@ -54,27 +56,24 @@ func FuzzParseArguments(f *testing.F) {
 // a valid answer, or is refused with a coded error of at most 4 KiB and leaves the
 // question pending.
 func FuzzDeviceMessage(f *testing.F) {
-	for _, tc := range deviceCases {
-		if len(tc.msg) < 4096 {
-			f.Add([]byte(tc.msg))
+	for _, tc := range DeviceCases {
+		if len(tc.Msg) < 4096 {
+			f.Add([]byte(tc.Msg))
 		}
 	}
-	req := mustParse(f, pendingArgs)
+	req := mustParse(f, PendingArgs)
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		d, _ := newTestDispatcher(nil)
 		defer d.Close()
 		session := IntSession(123)
-		e, _, err := d.reg.Register(session, "r1", req, noExpiry)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resCh := askPending(t, d, session, "r1", PendingArgs)
 		ev, err := ParseEvent(msg)
 		if err == nil {
 			ev.SessionID = session
 			err = d.HandleEvent(context.Background(), ev)
 		}
 		if err != nil {
-			if code := ErrorCode(err); code == CodeInternal {
+			if code := ErrorCodeOf(err); code == "internal" {
 				t.Fatalf("uncoded error: %v", err)
 			}
 			if !d.Waiting(session) {
@@ -93,19 +92,18 @@ func FuzzDeviceMessage(f *testing.F) {
 			}
 			return
 		}
-		<-e.Done()
-		switch e.res.Outcome {
+		res := <-resCh
+		switch res.Outcome {
 		case Declined:
 		case Answered:
-			content := mustJSON(t, Response{Answers: e.res.Answers})
-			if err := validateOutput(content); err != nil {
+			if err := ValidateOutput([]byte(res.Content)); err != nil {
 				t.Fatalf("accepted answers break the output schema: %v", err)
 			}
-			if _, problems := CheckAnswers(req, e.res.Answers, 0); problems != nil {
+			if _, problems := CheckAnswers(req.Questions, res.Answers, 0); problems != nil {
 				t.Fatalf("accepted answers do not check: %v", problems)
 			}
 		default:
-			t.Fatalf("accepted message ended the question as %v", e.res.Outcome)
+			t.Fatalf("accepted message ended the question as %v", res.Outcome)
 		}
 	})
 }
@@ -117,7 +115,7 @@ func FuzzCheckAnswers(f *testing.F) {
 	f.Add("", "Svelte", true, "", "", false)
 	f.Add("React", " ", true, "Store", "Store", true)
 	f.Add("Angular", "x", false, "Router", "Nope", true)
-	req := mustParse(f, pendingArgs)
+	req := mustParse(f, PendingArgs)
 	f.Fuzz(func(t *testing.T, label1, custom1 string, hasCustom1 bool, label2a, label2b string, answerSecond bool) {
 		var labels1 []string
 		if label1 != "" {
@@ -130,7 +128,7 @@ func FuzzCheckAnswers(f *testing.F) {
 		if answerSecond {
 			a = append(a, Answer{Question: "Which extras?", SelectedLabels: []string{label2a, label2b}})
 		}
-		out, problems := CheckAnswers(req, a, 0)
+		out, problems := CheckAnswers(req.Questions, a, 0)
 		if problems != nil {
 			if out != nil {
 				t.Fatal("answers returned with problems")
@@ -152,7 +150,7 @@ func FuzzCheckAnswers(f *testing.F) {
 				t.Fatal("an empty answer was accepted")
 			}
 		}
-		again, problems := CheckAnswers(req, out, 0)
+		again, problems := CheckAnswers(req.Questions, out, 0)
 		if problems != nil || !equalJSON(t, again, out) {
 			t.Fatalf("canonical answers changed on a second check: %v", problems)
 		}
@@ -167,9 +165,9 @@ func FuzzEnvelope(f *testing.F) {
 	f.Add([]byte(`{"type":"x","sessionId":"a:b"}`))
 	f.Add([]byte(`{"type":"x","sessionId":-0}`))
 	f.Add([]byte(`{"type":"x","sessionId":12345678901234567890123,"data":null}`))
-	for _, tc := range deviceCases {
-		if len(tc.msg) < 4096 {
-			f.Add([]byte(tc.msg))
+	for _, tc := range DeviceCases {
+		if len(tc.Msg) < 4096 {
+			f.Add([]byte(tc.Msg))
 		}
 	}
 	f.Fuzz(func(t *testing.T, msg []byte) {

@@ -1,4 +1,4 @@
-package askuser
+package askuser_test
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	. "github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 )
 
 // Tests of the contracts an outside review found missing or broken: each would have
@@ -21,7 +24,7 @@ func TestPendingReturnsCopies(t *testing.T) {
 		session := IntSession(11)
 		d, mt := newTestDispatcher(nil)
 		defer d.Close()
-		resCh := dispatchAsync(context.Background(), d, session, "c1", `{"questions":[`+q1+`],"metadata":{"k":"v"}}`)
+		resCh := dispatchAsync(context.Background(), d, session, "c1", `{"questions":[`+Q1+`],"metadata":{"k":"v"}}`)
 		synctest.Wait()
 		p := d.Pending(session)
 		require.Len(t, p, 1)
@@ -130,7 +133,7 @@ func TestUnanswerableRequestsAreRefused(t *testing.T) {
 			res := d.Ask(context.Background(), session, tc.id, tc.req())
 			assert.Equal(t, Invalid, res.Outcome)
 			assert.Equal(t, []string{tc.problem}, res.Problems)
-			assert.JSONEq(t, invalidResult([]string{tc.problem}), res.Content)
+			assert.JSONEq(t, InvalidResult([]string{tc.problem}), res.Content)
 			assert.False(t, d.Waiting(session))
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
@@ -148,9 +151,9 @@ func TestUnanswerableRequestsAreRefused(t *testing.T) {
 
 func TestNewRefusesNegativeOptions(t *testing.T) {
 	for _, opts := range []*Options{{Timeout: -1}, {DisconnectGrace: -1}, {MaxCustomInput: -1}} {
-		assert.Panics(t, func() { New(NewMemoryTransport(), opts) }, "%+v", opts)
+		assert.Panics(t, func() { New(askusertest.NewTransport(), opts) }, "%+v", opts)
 	}
-	assert.NotPanics(t, func() { New(NewMemoryTransport(), &Options{}).Close() })
+	assert.NotPanics(t, func() { New(askusertest.NewTransport(), &Options{}).Close() })
 }
 
 // Wrap keeps the error flag: the content is the tool result either way, and the error
@@ -193,7 +196,7 @@ func TestSummaryReadsResultsAsJSON(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, Summary(tc.content, "en"), tc.content)
 	}
-	assert.Equal(t, "提问无效(2 处错误)", Summary(invalidResult([]string{"a", "b"}), "zh"), "problems are not 问题, which reads as questions")
+	assert.Equal(t, "提问无效(2 处错误)", Summary(InvalidResult([]string{"a", "b"}), "zh"), "problems are not 问题, which reads as questions")
 }
 
 // Numeric session ids are integers written without a second spelling; those beyond

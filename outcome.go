@@ -1,7 +1,10 @@
 package askuser
 
 import (
+	"errors"
 	"fmt"
+
+	"github.com/askuser-go/askuser/internal/jsonwrite"
 )
 
 // Outcome is how a call ended. Its text form is the "outcome" of [ResolvedData].
@@ -16,67 +19,88 @@ const (
 	TimedOut
 	// Cancelled: the session was cancelled, or the caller's context ended.
 	Cancelled
-	// Undelivered: no device was connected (with [FailWithoutDevice]), or the transport
-	// could not send the question.
+	// Undelivered: no device was connected (with [Options.FailWithoutDevice]), or the
+	// question could not be sent or recorded.
 	Undelivered
-	// Disconnected: the session's last device went away (with [FailOnDisconnect]).
+	// Disconnected: the session's last device went away (with [Options.FailOnDisconnect]).
 	Disconnected
 	// Shutdown: the dispatcher was closed.
 	Shutdown
-	// Invalid: the model's arguments were invalid; no device was bothered.
+	// Invalid: the call was refused before anything was asked (invalid arguments, or an id
+	// no device could answer or that another question holds); no device was bothered.
 	Invalid
 )
 
-var outcomeNames = [...]string{
-	Answered:     "answered",
-	Declined:     "declined",
-	TimedOut:     "timeout",
-	Cancelled:    "cancelled",
-	Undelivered:  "undelivered",
-	Disconnected: "disconnected",
-	Shutdown:     "shutdown",
-	Invalid:      "invalid",
+// ending is one way a call can end: everything the library says of it, in one row.
+type ending struct {
+	outcome Outcome
+	name    string // the outcome on the wire
+	err     error  // the sentinel Result.Err wraps
+	// content is the tool result the model reads ("" for Answered and Invalid, whose
+	// results are built from the answers and the problems); its "error" text is what
+	// Summary recognises.
+	content string
+	// summary is Summary's line, in English and in Chinese (§3.8).
+	en, zh string
+}
+
+// errNoDevice marks an [Undelivered] call refused because no device was connected.
+var errNoDevice = fmt.Errorf("%w: no device connected", ErrUndelivered)
+
+// endings is the one table of outcomes, read by the dispatcher, the summarizer and the
+// wire encoding. Undelivered has two rows: the first, for errNoDevice, says the question
+// was not asked; the second that it could not be delivered.
+var endings = [...]ending{
+	{Answered, "answered", nil, "", "", ""},
+	{Declined, "declined", ErrDeclined, `{"error": "User declined to answer"}`, "Declined to answer", "用户拒绝回答"},
+	{TimedOut, "timeout", ErrTimeout, `{"error": "User did not respond within timeout"}`, "No answer: timed out", "未回答:已超时"},
+	{Cancelled, "cancelled", ErrCancelled, `{"error": "Session cancelled"}`, "No answer: session cancelled", "未回答:会话已取消"},
+	{Undelivered, "undelivered", errNoDevice, `{"error": "No device of the user is connected; the question was not asked"}`, "Not asked: no device reached", "未提问:没有可用设备"},
+	{Undelivered, "undelivered", ErrUndelivered, `{"error": "The question could not be delivered to the user"}`, "Not asked: no device reached", "未提问:没有可用设备"},
+	{Disconnected, "disconnected", ErrDisconnected, `{"error": "User disconnected before answering"}`, "No answer: disconnected", "未回答:连接已断开"},
+	{Shutdown, "shutdown", ErrClosed, `{"error": "The question service is shutting down"}`, "No answer: service shutting down", "未回答:服务正在关闭"},
+	{Invalid, "invalid", ErrInvalidArguments, "", "", ""},
+}
+
+// endingOf returns the row of outcome o, or nil for an unknown outcome. err, the call's
+// error, picks between the rows of Undelivered.
+func endingOf(o Outcome, err error) *ending {
+	for i := range endings {
+		e := &endings[i]
+		if e.outcome == o && (e.err != errNoDevice || errors.Is(err, errNoDevice)) {
+			return e
+		}
+	}
+	return nil
 }
 
 // String returns the outcome's wire name: "answered", "declined", "timeout", "cancelled",
 // "undelivered", "disconnected", "shutdown" or "invalid".
 func (o Outcome) String() string {
-	if o > 0 && int(o) < len(outcomeNames) {
-		return outcomeNames[o]
+	if e := endingOf(o, nil); e != nil {
+		return e.name
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
 // MarshalText encodes the outcome as its wire name.
 func (o Outcome) MarshalText() ([]byte, error) {
-	if o <= 0 || int(o) >= len(outcomeNames) {
-		return nil, fmt.Errorf("askuser: unknown outcome %d", int(o))
+	if e := endingOf(o, nil); e != nil {
+		return []byte(e.name), nil
 	}
-	return []byte(outcomeNames[o]), nil
+	return nil, fmt.Errorf("askuser: unknown outcome %d", int(o))
 }
 
 // UnmarshalText decodes a wire name.
 func (o *Outcome) UnmarshalText(b []byte) error {
-	for i, name := range outcomeNames {
-		if i > 0 && name == string(b) {
-			*o = Outcome(i)
+	for _, e := range endings {
+		if e.name == string(b) {
+			*o = e.outcome
 			return nil
 		}
 	}
 	return fmt.Errorf("askuser: unknown outcome %q", b)
 }
-
-// The tool results of the outcomes other than [Answered] and [Invalid], exactly as the
-// model receives them.
-const (
-	ResultTimeout      = `{"error": "User did not respond within timeout"}`
-	ResultCancelled    = `{"error": "Session cancelled"}`
-	ResultDeclined     = `{"error": "User declined to answer"}`
-	ResultNoDevice     = `{"error": "No device of the user is connected; the question was not asked"}`
-	ResultSendFailed   = `{"error": "The question could not be delivered to the user"}`
-	ResultDisconnected = `{"error": "User disconnected before answering"}`
-	ResultShutdown     = `{"error": "The question service is shutting down"}`
-)
 
 // invalidMessage heads the tool result of an [Invalid] call.
 const invalidMessage = "Invalid arguments for ask_user_questions; fix every problem listed and call the tool again"
@@ -86,11 +110,11 @@ const invalidMessage = "Invalid arguments for ask_user_questions; fix every prob
 func invalidResult(problems []string) string {
 	b := make([]byte, 0, 160+16*len(problems))
 	b = append(b, `{"error": `...)
-	b = appendJSONString(b, invalidMessage)
+	b = jsonwrite.AppendString(b, invalidMessage)
 	b = append(b, `, "problems": `...)
 	if problems == nil {
 		problems = []string{}
 	}
-	b = appendStrings(b, problems)
+	b = jsonwrite.AppendStrings(b, problems)
 	return string(append(b, '}'))
 }

@@ -1,22 +1,22 @@
 package askuser
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/askuser-go/askuser/internal/jsonread"
+	"github.com/askuser-go/askuser/internal/quickschema"
 )
 
 // The quick check must agree with the general validator on every tree, valid or not:
 // ParseArguments trusts it to skip the general validator.
 
 func TestQuickSchemaIsOn(t *testing.T) {
-	if loadSchemas().quickInput == nil {
-		t.Fatal("schema/input.json uses a keyword the quick check does not know: every call pays for the general validator")
+	if quickschema.Compile(loadSchemas().inputRaw) == nil {
+		t.Fatal("schema/input.json uses a keyword the quick check does not know")
 	}
 }
 
@@ -30,7 +30,7 @@ func TestQuickSchemaOffForUnknownKeywords(t *testing.T) {
 		`{"type":"array","items":true}`,
 		`{"type":"string","minLength":1.5}`,
 	} {
-		if compileQuick([]byte(raw)) != nil {
+		if quickschema.Compile([]byte(raw)) != nil {
 			t.Errorf("%s: compiled", raw)
 		}
 	}
@@ -39,7 +39,7 @@ func TestQuickSchemaOffForUnknownKeywords(t *testing.T) {
 func quickAgrees(t *testing.T, tree any) {
 	t.Helper()
 	s := loadSchemas()
-	quick := s.quickInput.valid(tree)
+	quick := s.quick.Valid(tree)
 	full := s.input.Validate(tree) == nil
 	if quick != full {
 		b, _ := json.Marshal(tree)
@@ -54,7 +54,7 @@ func TestQuickSchemaAgreesWithSchema(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	valid := 0
 	for i := range 20000 {
-		tree, err := decodeJSON([]byte(base))
+		tree, err := jsonread.Decode([]byte(base))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestQuickSchemaAgreesWithSchema(t *testing.T) {
 			tree = mutateTree(rng, tree)
 		}
 		quickAgrees(t, tree)
-		if loadSchemas().quickInput.valid(tree) {
+		if loadSchemas().quick.Valid(tree) {
 			valid++
 		}
 		if i == 0 && valid != 1 {
@@ -155,7 +155,7 @@ func randomValue(rng *rand.Rand) any {
 
 func deepCopy(v any) any {
 	b, _ := json.Marshal(v)
-	out, _ := decodeJSON(b)
+	out, _ := jsonread.Decode(b)
 	return out
 }
 
@@ -164,76 +164,10 @@ func FuzzQuickSchemaAgreesWithSchema(f *testing.F) {
 	f.Add([]byte(`{"questions":[],"metadata":[]}`))
 	f.Add([]byte(`{"questions":[{"question":"","header":"0123456789abc","options":[{"label":"A"}],"multiSelect":1}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		tree, err := decodeJSON(b)
+		tree, err := jsonread.Decode(b)
 		if err != nil {
 			return
 		}
 		quickAgrees(t, tree)
-	})
-}
-
-// FuzzDecodeJSONAgreesWithEncodingJSON: the library's own JSON reading accepts exactly
-// what encoding/json accepts and decodes it to the same tree, for any input that is
-// valid UTF-8 (for invalid UTF-8, where Go releases differ, it gives valid UTF-8).
-func FuzzDecodeJSONAgreesWithEncodingJSON(f *testing.F) {
-	for _, s := range []string{
-		`{"questions":[{"question":"Q?","header":"H","options":[],"multiSelect":false}]}`,
-		`{"metadata":{"n":12345678901234567890,"x":-0.5e3}}`, `"{\"a\":\"b\"}"`, `{"a":"\u00e9\\"}`,
-		`{"a":1} }`, `{"a":"b"} x`, `["a\\",1]`, `["a\"1",true]`, `["\\\"-",null]`, `"unterminated`, `  `, `nul`, `[1,"2",-3]`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}",
-		`{"a":1,"a":2}`, `[01]`, `[1.]`, `[-]`, `[1e]`, `{"a" 1}`, `{"a":1,}`, `[1,]`, `"\x"`, "\"a\x01\"", `"\ud83d\ude00\udc00\ud800x"`, `[[[[]]]]`, `{}`, `[]`, `""`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		got, err := decodeJSON(b)
-		if !utf8.Valid(b) {
-			if err == nil && !utf8.ValidString(fmt.Sprint(got)) {
-				t.Fatalf("invalid UTF-8 kept: %#v", got)
-			}
-			return
-		}
-		if (err == nil) != json.Valid(b) {
-			t.Fatalf("decodeJSON error %v, json.Valid %v", err, json.Valid(b))
-		}
-		if err != nil {
-			if err.Error() == "" {
-				t.Fatal("an error that says nothing")
-			}
-			return
-		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.UseNumber()
-		var want any
-		if err := dec.Decode(&want); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("tree %#v, want %#v", got, want)
-		}
-	})
-}
-
-// FuzzCompactJSONAgreesWithCompact: appendCompactJSON accepts what json.Valid accepts and
-// writes what json.Compact writes, for valid UTF-8.
-func FuzzCompactJSONAgreesWithCompact(f *testing.F) {
-	for _, s := range []string{` { "a" : [ 1 , "x y" , true ] } `, `[]`, "\t\"a\\\" b\"\n", `{"a":}`, ` 1 2 `} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if !utf8.Valid(b) {
-			return
-		}
-		got, problem := appendCompactJSON([]byte("x"), b)
-		var want bytes.Buffer
-		err := json.Compact(&want, b)
-		if (problem == "") != (err == nil) {
-			t.Fatalf("problem %q, json.Compact error %v", problem, err)
-		}
-		if problem == "" && string(got) != "x"+want.String() {
-			t.Fatalf("compact %s, want x%s", got, want.String())
-		}
-		if problem != "" && string(got) != "x" {
-			t.Fatalf("a refusal changed dst: %s", got)
-		}
 	})
 }

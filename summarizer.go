@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/askuser-go/askuser/internal/jsonwrite"
 )
 
 // Summary returns a one-line summary of an ask_user_questions tool result for a UI,
@@ -48,19 +50,10 @@ func Summary(content, locale string) string {
 		}
 		return fmt.Sprintf("Invalid question (%d problems)", n)
 	case v.Error != nil:
-		switch "{\"error\": " + string(appendJSONString(nil, *v.Error)) + "}" {
-		case ResultTimeout:
-			return pick("No answer: timed out", "未回答:已超时")
-		case ResultCancelled:
-			return pick("No answer: session cancelled", "未回答:会话已取消")
-		case ResultDeclined:
-			return pick("Declined to answer", "用户拒绝回答")
-		case ResultNoDevice, ResultSendFailed:
-			return pick("Not asked: no device reached", "未提问:没有可用设备")
-		case ResultDisconnected:
-			return pick("No answer: disconnected", "未回答:连接已断开")
-		case ResultShutdown:
-			return pick("No answer: service shutting down", "未回答:服务正在关闭")
+		for _, e := range endings {
+			if e.content != "" && e.content == `{"error": `+string(jsonwrite.AppendString(nil, *v.Error))+`}` {
+				return pick(e.en, e.zh)
+			}
 		}
 	}
 	return pick("Unrecognized result", "无法识别的结果")
@@ -86,7 +79,7 @@ func Transcript(arguments, content string) string {
 		b.WriteString("  " + Summary(content, "en") + "\n")
 		return b.String()
 	}
-	var resp Response
+	var resp response
 	answered := json.Unmarshal([]byte(content), &resp) == nil && resp.Answers != nil
 	byQuestion := make(map[string]Answer, len(resp.Answers))
 	for _, a := range resp.Answers {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,8 +16,8 @@ import (
 // and by the MCP Go SDK's elicitation, in the same run.
 //
 //   - askuser: the model's arguments (JSON) into Dispatcher.Dispatch, validated, sent
-//     through a MemoryTransport; a device goroutine receives the ask event, decodes it and
-//     answers with MemoryDevice.Send; the tool result string comes out.
+//     through an askusertest.Transport; a device goroutine receives the ask event, decodes it and
+//     answers with askusertest.Device.Send; the tool result string comes out.
 //   - mcp: a server session over mcp.NewInMemoryTransports calls ServerSession.Elicit with
 //     the same question as a form (an enum property plus an optional free-text property,
 //     our "Other"); the client's ElicitationHandler accepts at once; the content is
@@ -41,7 +42,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 
 func benchAskuser(b *testing.B, args []byte) {
 	ctx := context.Background()
-	mt := askuser.NewMemoryTransport()
+	mt := askusertest.NewTransport()
 	d := askuser.New(mt, nil)
 	mt.Bind(d)
 	defer d.Close()
@@ -65,7 +66,7 @@ func benchAskuser(b *testing.B, args []byte) {
 
 // answerAsks is a device that answers every question with its first option, as fast as
 // it can, until the device is closed.
-func answerAsks(ctx context.Context, dev *askuser.MemoryDevice) {
+func answerAsks(ctx context.Context, dev *askusertest.Device) {
 	for {
 		ev, err := dev.Recv(ctx)
 		if err != nil {

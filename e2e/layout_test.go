@@ -314,7 +314,7 @@ func TestKeyboardTour(t *testing.T) {
 	id := tb.newestPanel()
 	tb.do("focusing the question", chromedp.Focus(option(id, 0, 0)+` [data-testid="option-input"]`))
 	tb.key(kb.Escape)
-	if got := tb.toolResult(id); got != askuser.ResultDeclined {
+	if got := tb.toolResult(id); got != `{"error": "User declined to answer"}` {
 		t.Fatalf("after Esc the tool result is %s", got)
 	}
 }

@@ -19,7 +19,9 @@ func content(t *testing.T, answers ...askuser.Answer) string {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(askuser.Response{Answers: answers}); err != nil {
+	if err := enc.Encode(struct {
+		Answers []askuser.Answer `json:"answers"`
+	}{answers}); err != nil {
 		t.Fatal(err)
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
@@ -455,8 +457,8 @@ func TestDecline(t *testing.T) {
 	id := tb.newestPanel()
 	tb.do("declining", chromedp.Click(sel(id, `[data-testid="decline"]`)))
 	tb.panelGone(id)
-	if got := tb.toolResult(id); got != askuser.ResultDeclined {
-		t.Fatalf("tool result = %s, want %s", got, askuser.ResultDeclined)
+	if got := tb.toolResult(id); got != `{"error": "User declined to answer"}` {
+		t.Fatalf("tool result = %s, want %s", got, `{"error": "User declined to answer"}`)
 	}
 	waitFor[bool](tb, "the agent's reaction", `[...document.querySelectorAll("#transcript .agent .text")].some(e => e.textContent.includes("rather not answer"))`)
 }
@@ -482,8 +484,8 @@ func TestTimeoutCountsDownAndClears(t *testing.T) {
 	tb.do("starting to type an answer", chromedp.SendKeys(other(id, 0), "half an idea"))
 	waitFor[bool](tb, "the countdown to tick", `document.querySelector('[data-testid="countdown"]') && document.querySelector('[data-testid="countdown"]').textContent !== `+js(first))
 	tb.panelGone(id)
-	if got := tb.toolResult(id); got != askuser.ResultTimeout {
-		t.Fatalf("tool result = %s, want %s", got, askuser.ResultTimeout)
+	if got := tb.toolResult(id); got != `{"error": "User did not respond within timeout"}` {
+		t.Fatalf("tool result = %s, want %s", got, `{"error": "User did not respond within timeout"}`)
 	}
 	// The panel leaves a note where it was, with what was being typed.
 	if n := tb.waitNote(id, "Timed out"); n.Outcome != "timeout" || n.Typed != "What you had written: half an idea" {

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/askuser-go/askuser"
 	"github.com/chromedp/chromedp"
 )
 
@@ -86,7 +85,7 @@ func TestLargeSessionIDsRoundTrip(t *testing.T) {
 				t.Errorf("the queued message came back for another session: %s", echo)
 			}
 			tb.do("cancelling", chromedp.Click(chromedp.CSS("#cancel")))
-			if got := tb.toolResult(id2); got != askuser.ResultCancelled {
+			if got := tb.toolResult(id2); got != `{"error": "Session cancelled"}` {
 				t.Fatalf("after cancel the tool result is %s", got)
 			}
 			f.find(t, false, `"type":"agent_message"`, `Cancelling; 1 queued message(s) dropped.`, `"sessionId":`+c.session+`,`)

@@ -136,7 +136,7 @@ func TestDecline(t *testing.T) {
 			tm.waitScreen("esc or ctrl+c: decline")
 			tm.press(tc.key)
 			r := s.result(ch)
-			if r.Outcome != askuser.Declined || r.Content != askuser.ResultDeclined {
+			if r.Outcome != askuser.Declined || r.Content != `{"error": "User declined to answer"}` {
 				t.Fatalf("outcome %v, content %s; want a decline", r.Outcome, r.Content)
 			}
 			tm.waitHistory("→ declined")

@@ -361,7 +361,9 @@ func answers(t *testing.T, r askuser.Result) []askuser.Answer {
 	if r.Outcome != askuser.Answered {
 		t.Fatalf("outcome %v, want answered; content %s", r.Outcome, r.Content)
 	}
-	var resp askuser.Response
+	var resp struct {
+		Answers []askuser.Answer `json:"answers"`
+	}
 	if err := json.Unmarshal([]byte(r.Content), &resp); err != nil {
 		t.Fatalf("tool result %s: %v", r.Content, err)
 	}

@@ -103,7 +103,7 @@ func TestNotPendingAndUnknownOutcome(t *testing.T) {
 	case <-time.After(waitTimeout):
 		t.Fatal("the terminal sent no answer")
 	}
-	send(askuser.EventError, askuser.ErrorData{RequestID: "r1", Code: askuser.CodeNotPending, Message: "no such pending question"})
+	send(askuser.EventError, askuser.ErrorData{RequestID: "r1", Code: "not_pending", Message: "no such pending question"})
 	eventually(t, "the not_pending note", func() bool {
 		return strings.Contains(out.String(), "This question had already ended on another device.")
 	})

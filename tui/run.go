@@ -309,7 +309,7 @@ wait:
 		case askuser.EventError:
 			var e askuser.ErrorData
 			_ = json.Unmarshal(ev.Data, &e)
-			if e.Code == askuser.CodeNotPending {
+			if e.Code == "not_pending" {
 				// It ended elsewhere first; its resolution has come or is lost.
 				d.remove(s)
 				d.ui.say("This question had already ended on another device.")

@@ -208,13 +208,13 @@ func checkChaos(t *testing.T, d *askuser.Dispatcher, sessions []string, log *cha
 		switch {
 		case s.kind == sendForeign && s.accepted:
 			t.Errorf("%s answered another session's question %s", s.device, s.request)
-		case s.kind == sendForeign && s.code != askuser.CodeForbidden:
+		case s.kind == sendForeign && s.code != "forbidden":
 			t.Errorf("%s's answer to another session got %q, want forbidden", s.device, s.code)
 		case s.kind == sendInvalid && s.accepted:
 			t.Errorf("%s's invalid answer to %s was accepted", s.device, s.request)
-		case s.kind == sendInvalid && s.code != askuser.CodeInvalidAnswer && s.code != askuser.CodeNotPending:
+		case s.kind == sendInvalid && s.code != "invalid_answer" && s.code != "not_pending":
 			t.Errorf("%s's invalid answer to %s got %q", s.device, s.request, s.code)
-		case (s.kind == sendValid || s.kind == sendDecline) && !s.accepted && s.code != askuser.CodeNotPending:
+		case (s.kind == sendValid || s.kind == sendDecline) && !s.accepted && s.code != "not_pending":
 			t.Errorf("%s's valid message for %s was refused with %q", s.device, s.request, s.code)
 		}
 	}

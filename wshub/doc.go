@@ -30,6 +30,6 @@
 // dispatcher, any other type to [Options.OnEvent], and every refusal goes back to that
 // connection alone as an ask_user_questions_error event.
 //
-// The hub also implements [askuser.Presence], so the dispatcher's [askuser.FailWithoutDevice]
-// and [askuser.FailOnDisconnect] policies see which sessions have a device connected.
+// The hub also implements [askuser.Presence], so the dispatcher's [askuser.Options.FailWithoutDevice]
+// and [askuser.Options.FailOnDisconnect] policies see which sessions have a device connected.
 package wshub

@@ -374,7 +374,7 @@ func TestFirstAnswerWins(t *testing.T) {
 	if ev.SessionID != s {
 		t.Fatalf("error event for session %v", ev.SessionID)
 	}
-	expectError(t, ev, askuser.CodeNotPending, "req-1")
+	expectError(t, ev, "not_pending", "req-1")
 }
 
 func TestLateDeviceIsShownPending(t *testing.T) {
@@ -421,17 +421,17 @@ func TestOtherSessionCannotAnswer(t *testing.T) {
 	for _, sid := range []any{1, "1"} {
 		devB.answer(sid, "req-A")
 		ev := devB.next(askuser.EventError)
-		expectError(t, ev, askuser.CodeForbidden, "req-A")
+		expectError(t, ev, "forbidden", "req-A")
 	}
 	devB.send(resultMsg(1, askuser.ResultData{RequestID: "req-A", Declined: true}))
-	expectError(t, devB.next(askuser.EventError), askuser.CodeForbidden, "req-A")
+	expectError(t, devB.next(askuser.EventError), "forbidden", "req-A")
 	// Without a sessionId it acts for its own session, where req-A is not pending.
 	devB.answer(nil, "req-A")
 	ev := devB.next(askuser.EventError)
 	if ev.SessionID != b {
 		t.Fatalf("error for session %v", ev.SessionID)
 	}
-	expectError(t, ev, askuser.CodeNotPending, "req-A")
+	expectError(t, ev, "not_pending", "req-A")
 
 	if !e.d.Waiting(a) {
 		t.Fatal("A's question did not stay open")
@@ -455,7 +455,7 @@ func TestSessionIDTypeMatters(t *testing.T) {
 	res := e.ask(s, "req-1")
 	dv.next(askuser.EventAsk)
 	dv.answer(42, "req-1") // the number 42 for the string session "42"
-	data := expectError(t, dv.next(askuser.EventError), askuser.CodeForbidden, "req-1")
+	data := expectError(t, dv.next(askuser.EventError), "forbidden", "req-1")
 	if !strings.Contains(data.Message, `sessionId 42 is a number; this connection's session is the string "42"`) {
 		t.Fatalf("message %q does not say why", data.Message)
 	}
@@ -478,7 +478,7 @@ func TestSeveralSessionsOnOneConnection(t *testing.T) {
 		t.Fatalf("ask for %v", ev.SessionID)
 	}
 	dv.answer(nil, "req-2")
-	expectError(t, dv.next(askuser.EventError), askuser.CodeMalformedEvent, "req-2")
+	expectError(t, dv.next(askuser.EventError), "malformed_event", "req-2")
 	dv.answer(2, "req-2")
 	if r := e.result(res2); r.Outcome != askuser.Answered {
 		t.Fatalf("result %+v", r)
@@ -607,7 +607,7 @@ func TestDecline(t *testing.T) {
 	laptop.next(askuser.EventAsk)
 	laptop.send(resultMsg(8, askuser.ResultData{RequestID: "req-1", Declined: true}))
 	r := e.result(res)
-	if r.Outcome != askuser.Declined || r.Content != askuser.ResultDeclined {
+	if r.Outcome != askuser.Declined || r.Content != `{"error": "User declined to answer"}` {
 		t.Fatalf("result %+v", r)
 	}
 	for _, dv := range []*device{phone, laptop} {
@@ -618,7 +618,7 @@ func TestDecline(t *testing.T) {
 }
 
 func TestDisconnectedWhenLastDeviceGoes(t *testing.T) {
-	e := newEnv(t, nil, &askuser.Options{OnDisconnect: askuser.FailOnDisconnect})
+	e := newEnv(t, nil, &askuser.Options{FailOnDisconnect: true})
 	s := askuser.IntSession(9)
 	phone, laptop := e.dial("9"), e.dial("9,9") // a session granted twice counts once
 	res := e.ask(s, "req-1")
@@ -635,7 +635,7 @@ func TestDisconnectedWhenLastDeviceGoes(t *testing.T) {
 	}
 	laptop.ws.Close(websocket.StatusNormalClosure, "")
 	r := e.result(res)
-	if r.Outcome != askuser.Disconnected || r.Content != askuser.ResultDisconnected {
+	if r.Outcome != askuser.Disconnected || r.Content != `{"error": "User disconnected before answering"}` {
 		t.Fatalf("result %+v", r)
 	}
 	if e.hub.Connected(s) {
@@ -695,26 +695,26 @@ func TestClose(t *testing.T) {
 var badInputs = []struct {
 	name, msg, code, requestID string
 }{
-	{"not JSON", `hello`, askuser.CodeMalformedEvent, ""},
-	{"array", `[1,2]`, askuser.CodeMalformedEvent, ""},
-	{"null", `null`, askuser.CodeMalformedEvent, ""},
-	{"number", `12`, askuser.CodeMalformedEvent, ""},
-	{"empty object", `{}`, askuser.CodeMalformedEvent, ""},
-	{"unknown field", `{"type":"x","extra":1}`, askuser.CodeMalformedEvent, ""},
-	{"two values", `{"type":"x"}{"type":"y"}`, askuser.CodeMalformedEvent, ""},
-	{"fractional session", `{"type":"ask_user_questions_result","sessionId":6.5}`, askuser.CodeMalformedEvent, ""},
-	{"object session", `{"type":"ask_user_questions_result","sessionId":{"id":6}}`, askuser.CodeMalformedEvent, ""},
-	{"invalid UTF-8", "{\"type\":\"\xff\xfe\"}", askuser.CodeUnsupportedEvent, ""},
-	{"no data", `{"type":"ask_user_questions_result","sessionId":6}`, askuser.CodeMalformedEvent, ""},
-	{"data not an object", `{"type":"ask_user_questions_result","data":[]}`, askuser.CodeMalformedEvent, ""},
-	{"no request id", `{"type":"ask_user_questions_result","data":{"answers":[]}}`, askuser.CodeMalformedEvent, ""},
-	{"unknown request", `{"type":"ask_user_questions_result","data":{"requestId":"nope","answers":[]}}`, askuser.CodeNotPending, "nope"},
-	{"answer and decline", `{"type":"ask_user_questions_result","data":{"requestId":"req-1","declined":true,"answers":[{"question":"q","selectedLabels":[]}]}}`, askuser.CodeMalformedEvent, "req-1"},
-	{"unknown label", `{"type":"ask_user_questions_result","data":{"requestId":"req-1","answers":[{"question":"Deploy to production now?","selectedLabels":["Maybe"],"customInput":null}]}}`, askuser.CodeInvalidAnswer, "req-1"},
-	{"no answers", `{"type":"ask_user_questions_result","data":{"requestId":"req-1"}}`, askuser.CodeInvalidAnswer, "req-1"},
-	{"unsupported type", `{"type":"user_message","data":{"text":"hi"}}`, askuser.CodeUnsupportedEvent, ""},
-	{"huge type", `{"type":"` + strings.Repeat("é", 5000) + `"}`, askuser.CodeUnsupportedEvent, ""},
-	{"foreign session", `{"type":"user_message","sessionId":"other"}`, askuser.CodeForbidden, ""},
+	{"not JSON", `hello`, "malformed_event", ""},
+	{"array", `[1,2]`, "malformed_event", ""},
+	{"null", `null`, "malformed_event", ""},
+	{"number", `12`, "malformed_event", ""},
+	{"empty object", `{}`, "malformed_event", ""},
+	{"unknown field", `{"type":"x","extra":1}`, "malformed_event", ""},
+	{"two values", `{"type":"x"}{"type":"y"}`, "malformed_event", ""},
+	{"fractional session", `{"type":"ask_user_questions_result","sessionId":6.5}`, "malformed_event", ""},
+	{"object session", `{"type":"ask_user_questions_result","sessionId":{"id":6}}`, "malformed_event", ""},
+	{"invalid UTF-8", "{\"type\":\"\xff\xfe\"}", "unsupported_event", ""},
+	{"no data", `{"type":"ask_user_questions_result","sessionId":6}`, "malformed_event", ""},
+	{"data not an object", `{"type":"ask_user_questions_result","data":[]}`, "malformed_event", ""},
+	{"no request id", `{"type":"ask_user_questions_result","data":{"answers":[]}}`, "malformed_event", ""},
+	{"unknown request", `{"type":"ask_user_questions_result","data":{"requestId":"nope","answers":[]}}`, "not_pending", "nope"},
+	{"answer and decline", `{"type":"ask_user_questions_result","data":{"requestId":"req-1","declined":true,"answers":[{"question":"q","selectedLabels":[]}]}}`, "malformed_event", "req-1"},
+	{"unknown label", `{"type":"ask_user_questions_result","data":{"requestId":"req-1","answers":[{"question":"Deploy to production now?","selectedLabels":["Maybe"],"customInput":null}]}}`, "invalid_answer", "req-1"},
+	{"no answers", `{"type":"ask_user_questions_result","data":{"requestId":"req-1"}}`, "invalid_answer", "req-1"},
+	{"unsupported type", `{"type":"user_message","data":{"text":"hi"}}`, "unsupported_event", ""},
+	{"huge type", `{"type":"` + strings.Repeat("é", 5000) + `"}`, "unsupported_event", ""},
+	{"foreign session", `{"type":"user_message","sessionId":"other"}`, "forbidden", ""},
 }
 
 func TestBadInput(t *testing.T) {
@@ -735,7 +735,7 @@ func TestBadInput(t *testing.T) {
 		if data.Message == "" || len(data.Message) > 2000 {
 			t.Fatalf("%s: message %q", tt.name, data.Message)
 		}
-		if tt.code == askuser.CodeInvalidAnswer && len(data.Problems) == 0 {
+		if tt.code == "invalid_answer" && len(data.Problems) == 0 {
 			t.Fatalf("%s: no problems listed", tt.name)
 		}
 	}
@@ -826,13 +826,13 @@ func TestOnEvent(t *testing.T) {
 
 	dv.sendRaw(`{"type":"cancel","data":{"requestId":"req-9"}}`)
 	<-calls
-	data := expectError(t, dv.next(askuser.EventError), askuser.CodeInternal, "req-9")
+	data := expectError(t, dv.next(askuser.EventError), "internal", "req-9")
 	if !strings.Contains(data.Message, "nothing to cancel") {
 		t.Fatalf("message %q", data.Message)
 	}
 
 	dv.sendRaw(`{"type":"user_message","sessionId":12}`)
-	expectError(t, dv.next(askuser.EventError), askuser.CodeForbidden, "")
+	expectError(t, dv.next(askuser.EventError), "forbidden", "")
 	select {
 	case g := <-calls:
 		t.Fatalf("OnEvent called for a foreign session: %+v", g.ev)

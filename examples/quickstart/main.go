@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 )
 
 // The arguments a model would emit.
@@ -54,7 +55,7 @@ func main() {
 	timeout := flag.Duration("timeout", 5*time.Minute, "how long to wait for an answer")
 	flag.Parse()
 
-	transport := askuser.NewMemoryTransport()
+	transport := askusertest.NewTransport()
 	d := askuser.New(transport, &askuser.Options{Timeout: *timeout})
 	transport.Bind(d)
 	defer d.Close()
@@ -76,7 +77,7 @@ func main() {
 }
 
 // runTerminal is a device: it shows each question set and sends what the person types.
-func runTerminal(ctx context.Context, dev *askuser.MemoryDevice, in *bufio.Reader, out io.Writer) {
+func runTerminal(ctx context.Context, dev *askusertest.Device, in *bufio.Reader, out io.Writer) {
 	for {
 		ev, err := dev.Recv(ctx)
 		if err != nil {

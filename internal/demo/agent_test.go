@@ -11,19 +11,20 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 )
 
 // rig is an agent on a real dispatcher over the in-memory transport, with one device.
 type rig struct {
 	a   *agent
 	d   *askuser.Dispatcher
-	tr  *askuser.MemoryTransport
-	dev *askuser.MemoryDevice
+	tr  *askusertest.Transport
+	dev *askusertest.Device
 }
 
 func newRig(t *testing.T, timeout time.Duration) *rig {
 	t.Helper()
-	tr := askuser.NewMemoryTransport()
+	tr := askusertest.NewTransport()
 	d := askuser.New(tr, &askuser.Options{Timeout: timeout})
 	tr.Bind(d)
 	session := askuser.IntSession(7)
@@ -287,7 +288,7 @@ func TestCancelEndsTheQuestionAndDropsTheQueue(t *testing.T) {
 			break
 		}
 	}
-	if res["content"] != askuser.ResultCancelled || res["outcome"] != "cancelled" || res["requestId"] != a.RequestID {
+	if res["content"] != `{"error": "Session cancelled"}` || res["outcome"] != "cancelled" || res["requestId"] != a.RequestID {
 		t.Fatalf("tool_result after cancel = %v", res)
 	}
 	if resolved == nil || resolved.Outcome != askuser.Cancelled || resolved.RequestID != a.RequestID {
@@ -336,7 +337,7 @@ func TestAskCommandPassesArgumentsUntouched(t *testing.T) {
 		t.Fatalf("ask = %+v", a)
 	}
 	r.decline(t, a.RequestID)
-	if res := r.result(t); res["content"] != askuser.ResultDeclined || res["isError"] != true {
+	if res := r.result(t); res["content"] != `{"error": "User declined to answer"}` || res["isError"] != true {
 		t.Fatalf("declined result = %v", res)
 	}
 }
@@ -362,7 +363,7 @@ func TestTimeoutGoesOnWithTheRecommendation(t *testing.T) {
 	if err := r.a.message("/single"); err != nil {
 		t.Fatal(err)
 	}
-	if res := r.result(t); res["content"] != askuser.ResultTimeout || res["outcome"] != "timeout" {
+	if res := r.result(t); res["content"] != `{"error": "User did not respond within timeout"}` || res["outcome"] != "timeout" {
 		t.Fatalf("result = %v", res)
 	}
 	r.nextSaying(t, "No answer in time")

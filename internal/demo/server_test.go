@@ -156,10 +156,10 @@ func TestServerRefusals(t *testing.T) {
 	}
 	d := dial(t, hs, "abc")
 	for _, tc := range []struct{ msg, code string }{
-		{`{"type":"dance","sessionId":"abc"}`, askuser.CodeUnsupportedEvent},
-		{`{"type":"user_message","sessionId":"abc","data":{"txt":"hi"}}`, askuser.CodeMalformedEvent},
-		{`{"type":"user_message","sessionId":"abc","data":{"text":"  "}}`, askuser.CodeMalformedEvent},
-		{`{"type":"user_message","sessionId":"other","data":{"text":"hi"}}`, askuser.CodeForbidden},
+		{`{"type":"dance","sessionId":"abc"}`, "unsupported_event"},
+		{`{"type":"user_message","sessionId":"abc","data":{"txt":"hi"}}`, "malformed_event"},
+		{`{"type":"user_message","sessionId":"abc","data":{"text":"  "}}`, "malformed_event"},
+		{`{"type":"user_message","sessionId":"other","data":{"text":"hi"}}`, "forbidden"},
 	} {
 		d.send(tc.msg)
 		if msg := d.next(askuser.EventError); !bytes.Contains(msg, []byte(`"code":"`+tc.code+`"`)) {

@@ -1,37 +1,60 @@
-package askuser
-
-// The library's own JSON reading: a syntax check that words its errors itself, and a
-// walker that decodes what the check accepted. Problems shown to models and devices come
-// from here rather than from encoding/json, whose wording, and whose handling of invalid
-// UTF-8, change between Go releases.
+// Package jsonread is the library's own JSON reading: a syntax check that words its
+// errors itself, a compaction, and a walker that decodes what the check accepted.
+// Problems shown to models and devices come from here rather than from encoding/json,
+// whose wording, and whose handling of invalid UTF-8, change between Go releases.
+package jsonread
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
+// Decode decodes exactly one JSON value into a tree of map[string]any, []any, string,
+// json.Number, bool and nil, the last of a repeated member name winning. Its error says
+// what is wrong in the library's own words (see SyntaxError).
+func Decode(b []byte) (any, error) {
+	if problem := SyntaxError(b); problem != "" {
+		return nil, errors.New(problem)
+	}
+	w := NewWalker(b)
+	return w.Value(), nil
+}
+
+// NewWalker returns a walker at the start of b, which SyntaxError must have accepted.
+func NewWalker(b []byte) *Walker { return &Walker{b: b} }
+
+// Pos returns the walker's offset in its input.
+func (w *Walker) Pos() int { return w.i }
+
+// Peek returns the byte the next value starts with, after white space.
+func (w *Walker) Peek() byte {
+	w.Space()
+	return w.b[w.i]
+}
+
 // maxJSONDepth is how deep objects and arrays may nest, as in encoding/json.
 const maxJSONDepth = 10000
 
-// jsonSyntaxError describes, in the library's own words, the first reason b is not
+// SyntaxError describes, in the library's own words, the first reason b is not
 // exactly one JSON value (white space around it allowed), or returns "" when it is.
 // Problems reported to models and devices use it rather than encoding/json's errors,
 // whose wording is not part of any contract and changes between Go releases.
 //
 // The words name the offending character and its byte offset, and what was expected
 // there: "invalid character 'q' at offset 1; expected a member name in double quotes".
-func jsonSyntaxError(b []byte) string {
+func SyntaxError(b []byte) string {
 	p := syntaxChecker{b: b}
 	return p.check()
 }
 
-// appendCompactJSON appends src to dst without the white space between its tokens,
+// AppendCompact appends src to dst without the white space between its tokens,
 // after checking that src is exactly one JSON value; when it is not, it returns dst
-// unchanged and what is wrong, as [jsonSyntaxError] says it. Strings are copied as they
+// unchanged and what is wrong, as SyntaxError says it. Strings are copied as they
 // are.
-func appendCompactJSON(dst, src []byte) ([]byte, string) {
+func AppendCompact(dst, src []byte) ([]byte, string) {
 	p := syntaxChecker{b: src, out: dst, compact: true}
 	if msg := p.check(); msg != "" {
 		return dst, msg
@@ -303,21 +326,22 @@ func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// jsonWalker walks JSON that jsonSyntaxError has accepted, so it checks nothing.
-type jsonWalker struct {
+// Walker walks JSON that jsonSyntaxError has accepted, so it checks nothing.
+type Walker struct {
 	b []byte
 	i int
 }
 
-func (w *jsonWalker) space() {
+// Space skips white space.
+func (w *Walker) Space() {
 	for w.i < len(w.b) && (w.b[w.i] == ' ' || w.b[w.i] == '\t' || w.b[w.i] == '\n' || w.b[w.i] == '\r') {
 		w.i++
 	}
 }
 
-// kind names the type of the value at w.i for a message: "an object", "null", ...
-func (w *jsonWalker) kind() string {
-	w.space()
+// Kind names the type of the value at w.i for a message: "an object", "null", ...
+func (w *Walker) Kind() string {
+	w.Space()
 	switch w.b[w.i] {
 	case '{':
 		return "an object"
@@ -333,9 +357,9 @@ func (w *jsonWalker) kind() string {
 	return "a number"
 }
 
-// skip moves past the value at w.i.
-func (w *jsonWalker) skip() {
-	w.space()
+// Skip moves past the value at w.i.
+func (w *Walker) Skip() {
+	w.Space()
 	switch w.b[w.i] {
 	case '"':
 		w.skipString()
@@ -366,7 +390,7 @@ func isDelimiter(c byte) bool {
 }
 
 // skipString moves past the string whose opening quote is at w.i.
-func (w *jsonWalker) skipString() {
+func (w *Walker) skipString() {
 	for w.i++; w.b[w.i] != '"'; w.i++ {
 		if w.b[w.i] == '\\' {
 			w.i++
@@ -375,71 +399,71 @@ func (w *jsonWalker) skipString() {
 	w.i++
 }
 
-// members calls member for each member of the object at w.i, with w at its value, which
+// Members calls member for each member of the object at w.i, with w at its value, which
 // member must consume; it stops early when member returns false.
-func (w *jsonWalker) members(member func(name string) bool) {
-	w.space()
+func (w *Walker) Members(member func(name string) bool) {
+	w.Space()
 	w.i++ // {
 	for {
-		w.space()
+		w.Space()
 		if w.b[w.i] == '}' {
 			w.i++
 			return
 		}
 		if w.b[w.i] == ',' {
 			w.i++
-			w.space()
+			w.Space()
 		}
 		start := w.i
 		w.skipString()
-		name := unquote(w.b[start:w.i])
-		w.space()
+		name := Unquote(w.b[start:w.i])
+		w.Space()
 		w.i++ // :
-		w.space()
+		w.Space()
 		if !member(name) {
 			return
 		}
 	}
 }
 
-// elements calls elem for each element of the array at w.i, with w at the element, which
+// Elements calls elem for each element of the array at w.i, with w at the element, which
 // elem must consume.
-func (w *jsonWalker) elements(elem func()) {
-	w.space()
+func (w *Walker) Elements(elem func()) {
+	w.Space()
 	w.i++ // [
 	for {
-		w.space()
+		w.Space()
 		switch w.b[w.i] {
 		case ']':
 			w.i++
 			return
 		case ',':
 			w.i++
-			w.space()
+			w.Space()
 		}
 		elem()
 	}
 }
 
-// value decodes the value at w.i as decodeJSON does.
-func (w *jsonWalker) value() any {
-	w.space()
+// Value decodes the value at the walker as Decode does.
+func (w *Walker) Value() any {
+	w.Space()
 	switch c := w.b[w.i]; c {
 	case '{':
 		obj := map[string]any{}
-		w.members(func(name string) bool {
-			obj[name] = w.value()
+		w.Members(func(name string) bool {
+			obj[name] = w.Value()
 			return true
 		})
 		return obj
 	case '[':
 		arr := []any{}
-		w.elements(func() { arr = append(arr, w.value()) })
+		w.Elements(func() { arr = append(arr, w.Value()) })
 		return arr
 	case '"':
 		start := w.i
 		w.skipString()
-		return unquote(w.b[start:w.i])
+		return Unquote(w.b[start:w.i])
 	case 't':
 		w.i += 4
 		return true
@@ -457,9 +481,9 @@ func (w *jsonWalker) value() any {
 	return json.Number(w.b[start:w.i])
 }
 
-// unquote returns the text of a valid JSON string token, quotes included in raw. Each
+// Unquote returns the text of a valid JSON string token, quotes included in raw. Each
 // byte of invalid UTF-8, and each \u escape of a lone surrogate, becomes U+FFFD.
-func unquote(raw []byte) string {
+func Unquote(raw []byte) string {
 	body := raw[1 : len(raw)-1]
 	plain := true
 	for _, c := range body {

@@ -1,10 +1,12 @@
-package askuser
+package askuser_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,9 +15,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-var noExpiry time.Time
+	. "github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
+)
 
 func mustParse(t testing.TB, args string) *Request {
 	t.Helper()
@@ -24,14 +27,14 @@ func mustParse(t testing.TB, args string) *Request {
 	return req
 }
 
-func newTestDispatcher(opts *Options) (*Dispatcher, *MemoryTransport) {
-	mt := NewMemoryTransport()
+func newTestDispatcher(opts *Options) (*Dispatcher, *askusertest.Transport) {
+	mt := askusertest.NewTransport()
 	d := New(mt, opts)
 	mt.Bind(d)
 	return d, mt
 }
 
-var oneQuestion = `{"questions":[` + q1 + `]}`
+var oneQuestion = `{"questions":[` + Q1 + `]}`
 
 // answerEvent is a device's answer choosing label for the one question of oneQuestion.
 func answerEvent(session SessionID, requestID, label string) Event {
@@ -51,7 +54,7 @@ func declineEvent(session SessionID, requestID string) Event {
 }
 
 // recv returns the device's next event, which must be of type typ, and decodes its data.
-func recv[T any](t *testing.T, dev *MemoryDevice, typ string) (Event, T) {
+func recv[T any](t *testing.T, dev *askusertest.Device, typ string) (Event, T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -61,6 +64,25 @@ func recv[T any](t *testing.T, dev *MemoryDevice, typ string) (Event, T) {
 	var data T
 	require.NoError(t, json.Unmarshal(ev.Data, &data))
 	return ev, data
+}
+
+// askPending dispatches args in a goroutine and returns once the question is pending,
+// with the channel of the call's result.
+func askPending(t testing.TB, d *Dispatcher, session SessionID, id, args string) <-chan Result {
+	t.Helper()
+	ch := dispatchAsync(context.Background(), d, session, id, args)
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; !slices.ContainsFunc(d.Pending(session), func(a AskData) bool { return a.RequestID == id }); i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("question %s never pending", id)
+		}
+		if i < 100 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return ch
 }
 
 // dispatchAsync runs Dispatch in a goroutine and returns the channel of its result.
@@ -77,9 +99,9 @@ func dispatchAsync(ctx context.Context, d *Dispatcher, session SessionID, id, ar
 func TestEveryWayOut(t *testing.T) {
 	type env struct {
 		d      *Dispatcher
-		mt     *MemoryTransport
-		phone  *MemoryDevice
-		laptop *MemoryDevice
+		mt     *askusertest.Transport
+		phone  *askusertest.Device
+		laptop *askusertest.Device
 		cancel context.CancelFunc
 		id     string
 	}
@@ -130,7 +152,7 @@ func TestEveryWayOut(t *testing.T) {
 		},
 		{
 			name: "last device disconnected",
-			opts: Options{OnDisconnect: FailOnDisconnect, DisconnectGrace: 30 * time.Second},
+			opts: Options{FailOnDisconnect: true, DisconnectGrace: 30 * time.Second},
 			act: func(t *testing.T, e env) {
 				e.phone.Close()
 				e.laptop.Close()
@@ -173,16 +195,16 @@ func TestEveryWayOut(t *testing.T) {
 				if tc.err == nil {
 					assert.NoError(t, res.Err)
 					assert.False(t, res.IsError())
-					assert.NoError(t, validateOutput([]byte(res.Content)))
+					assert.NoError(t, ValidateOutput([]byte(res.Content)))
 				} else {
 					assert.ErrorIs(t, res.Err, tc.err)
 					assert.True(t, res.IsError())
 				}
 				assert.False(t, d.Waiting(session))
 				assert.Empty(t, d.Pending(session))
-				assert.Equal(t, 0, d.reg.Len())
+				assert.Equal(t, 0, d.PendingLen())
 				if tc.outcome != Disconnected { // disconnected devices hear nothing more
-					for _, dev := range []*MemoryDevice{phone, laptop} {
+					for _, dev := range []*askusertest.Device{phone, laptop} {
 						_, resolved := recv[ResolvedData](t, dev, EventResolved)
 						want := ResolvedData{RequestID: "call-1", Outcome: tc.outcome}
 						if tc.outcome == Answered { // every device learns what was chosen
@@ -216,13 +238,13 @@ func TestSendFailureEndsAtOnce(t *testing.T) {
 	assert.Equal(t, Undelivered, res.Outcome)
 	assert.ErrorIs(t, res.Err, ErrUndelivered)
 	assert.ErrorContains(t, res.Err, "link down")
-	assert.Equal(t, 0, d.reg.Len())
+	assert.Equal(t, 0, d.PendingLen())
 	assert.NotEmpty(t, res.RequestID)
 }
 
 func TestNoDevicePolicy(t *testing.T) {
 	session := StringSession("s")
-	d, mt := newTestDispatcher(&Options{NoDevice: FailWithoutDevice})
+	d, mt := newTestDispatcher(&Options{FailWithoutDevice: true})
 	defer d.Close()
 	res := d.Dispatch(context.Background(), ToolCall{Session: session, Arguments: json.RawMessage(oneQuestion)})
 	assert.Equal(t, ResultNoDevice, res.Content)
@@ -231,7 +253,7 @@ func TestNoDevicePolicy(t *testing.T) {
 
 	// With a device connected, the same policy asks.
 	synctest.Test(t, func(t *testing.T) {
-		d, mt := newTestDispatcher(&Options{NoDevice: FailWithoutDevice})
+		d, mt := newTestDispatcher(&Options{FailWithoutDevice: true})
 		defer d.Close()
 		dev := mt.Connect(session)
 		resCh := dispatchAsync(context.Background(), d, session, "", oneQuestion)
@@ -304,7 +326,7 @@ func TestRefusedAnswerKeepsQuestionOpen(t *testing.T) {
 // TestTwoDevicesAnswerAtOnce races two devices' answers for real, many times: exactly one
 // wins, the model gets that one, and the other is told it lost.
 func TestTwoDevicesAnswerAtOnce(t *testing.T) {
-	checkNoLeak(t)
+	CheckNoLeak(t)
 	session := StringSession("race")
 	d, mt := newTestDispatcher(nil)
 	defer d.Close()
@@ -338,13 +360,13 @@ func TestTwoDevicesAnswerAtOnce(t *testing.T) {
 		}
 		recv[ResolvedData](t, other, EventResolved)
 	}
-	assert.Equal(t, 0, d.reg.Len())
+	assert.Equal(t, 0, d.PendingLen())
 }
 
 // TestAnswerRacesEnds races a valid answer against each other end, for real, and checks
 // that whichever happened first is what everyone sees.
 func TestAnswerRacesEnds(t *testing.T) {
-	checkNoLeak(t)
+	CheckNoLeak(t)
 	session := IntSession(9)
 	for _, rival := range []string{"timeout", "cancel", "caller", "decline", "close"} {
 		t.Run(rival, func(t *testing.T) {
@@ -400,7 +422,7 @@ func TestAnswerRacesEnds(t *testing.T) {
 						break
 					}
 				}
-				assert.Equal(t, 0, d.reg.Len())
+				assert.Equal(t, 0, d.PendingLen())
 				cancel()
 				d.Close()
 			}
@@ -548,7 +570,7 @@ func TestReconnectingDeviceSeesPending(t *testing.T) {
 func TestDisconnectGraceAllowsReconnect(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		session := IntSession(4)
-		d, mt := newTestDispatcher(&Options{OnDisconnect: FailOnDisconnect, DisconnectGrace: 10 * time.Second})
+		d, mt := newTestDispatcher(&Options{FailOnDisconnect: true, DisconnectGrace: 10 * time.Second})
 		defer d.Close()
 		dev := mt.Connect(session)
 		resCh := dispatchAsync(context.Background(), d, session, "q", oneQuestion)
@@ -569,7 +591,7 @@ func TestDisconnectGraceAllowsReconnect(t *testing.T) {
 	// Without a grace period the end is immediate.
 	synctest.Test(t, func(t *testing.T) {
 		session := IntSession(4)
-		d, mt := newTestDispatcher(&Options{OnDisconnect: FailOnDisconnect})
+		d, mt := newTestDispatcher(&Options{FailOnDisconnect: true})
 		defer d.Close()
 		dev := mt.Connect(session)
 		resCh := dispatchAsync(context.Background(), d, session, "q", oneQuestion)
@@ -669,7 +691,7 @@ func TestHooks(t *testing.T) {
 }
 
 func TestDefaultRequestIDsAreRandomUUIDs(t *testing.T) {
-	d, _ := newTestDispatcher(&Options{NoDevice: FailWithoutDevice})
+	d, _ := newTestDispatcher(&Options{FailWithoutDevice: true})
 	defer d.Close()
 	seen := map[string]bool{}
 	for range 100 {
@@ -681,60 +703,30 @@ func TestDefaultRequestIDsAreRandomUUIDs(t *testing.T) {
 	}
 }
 
-func TestRegistryWaitWithoutExpiryAndLen(t *testing.T) {
-	r := NewRegistry(0)
-	req := mustParse(t, oneQuestion)
-	e, created, err := r.Register(IntSession(1), "x", req, noExpiry)
-	require.NoError(t, err)
-	require.True(t, created)
-	assert.Equal(t, IntSession(1), e.Session())
-	assert.Equal(t, "x", e.RequestID())
-	assert.Same(t, req, e.Request())
-	done := make(chan Resolution)
-	go func() { done <- r.Wait(context.Background(), e) }()
-	require.NoError(t, r.Answer(IntSession(1), "x", []Answer{{Question: "Which framework?", CustomInput: ptr("Svelte")}}))
-	res := <-done
-	assert.Equal(t, Answered, res.Outcome)
-	assert.Equal(t, []string{}, res.Answers[0].SelectedLabels, "never nil")
-	<-e.Done()
-	assert.Equal(t, res, r.Wait(context.Background(), e), "waiting on an ended entry returns its end")
-	assert.False(t, r.End(e, Resolution{Outcome: TimedOut}), "first end wins")
-	r.Close()
-	_, _, err = r.Register(IntSession(1), "y", req, noExpiry)
-	assert.ErrorIs(t, err, ErrClosed)
-}
-
 func ptr[T any](v T) *T { return &v }
 
-// A waiter that joins a question and gives up before the one who registered it has even
+// A caller that joins a question and gives up before the one who asked it has even
 // started waiting must not end the question for that one.
 func TestJoinerLeavingBeforeCreatorWaits(t *testing.T) {
-	r := NewRegistry(0)
-	defer r.Close()
-	req := mustParse(t, oneQuestion)
-	e, created, err := r.Register(IntSession(1), "x", req, noExpiry)
-	require.NoError(t, err)
-	require.True(t, created)
-	same, created, err := r.Register(IntSession(1), "x", req, noExpiry)
-	require.NoError(t, err)
-	require.False(t, created)
-	require.Same(t, e, same)
+	d, _ := newTestDispatcher(nil)
+	defer d.Close()
+	session := IntSession(1)
+	creator := askPending(t, d, session, "x", oneQuestion)
 
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
-	assert.Equal(t, Cancelled, r.Wait(gone, same).Outcome)
-	assert.True(t, r.Waiting(IntSession(1)), "the creator still waits")
+	res := d.Dispatch(gone, ToolCall{Session: session, ID: "x", Arguments: json.RawMessage(oneQuestion)})
+	assert.Equal(t, Cancelled, res.Outcome)
+	assert.True(t, d.Waiting(session), "the creator still waits")
 
-	done := make(chan Resolution)
-	go func() { done <- r.Wait(context.Background(), e) }()
-	require.NoError(t, r.Answer(IntSession(1), "x", []Answer{{Question: "Which framework?", SelectedLabels: []string{"Vue"}}}))
-	assert.Equal(t, Answered, (<-done).Outcome)
+	require.NoError(t, d.HandleEvent(context.Background(), answerEvent(session, "x", "Vue")))
+	assert.Equal(t, Answered, (<-creator).Outcome)
 }
 
 // cancellingTransport cancels the session just before it delivers an ask: the question
 // ends while its ask is on its way.
 type cancellingTransport struct {
-	*MemoryTransport
+	*askusertest.Transport
 	d *Dispatcher
 }
 
@@ -742,7 +734,7 @@ func (c *cancellingTransport) Send(ctx context.Context, ev Event) error {
 	if ev.Type == EventAsk {
 		c.d.CancelSession(ev.SessionID)
 	}
-	return c.MemoryTransport.Send(ctx, ev)
+	return c.Transport.Send(ctx, ev)
 }
 
 // TestResolutionNeverPrecedesAsk: a device must never be told of a question after its
@@ -750,7 +742,7 @@ func (c *cancellingTransport) Send(ctx context.Context, ev Event) error {
 func TestResolutionNeverPrecedesAsk(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		session := IntSession(1)
-		ct := &cancellingTransport{MemoryTransport: NewMemoryTransport()}
+		ct := &cancellingTransport{Transport: askusertest.NewTransport()}
 		d := New(ct, nil)
 		defer d.Close()
 		ct.d = d

@@ -1,0 +1,40 @@
+package askuser
+
+// Internals the external tests (package askuser_test) use.
+var (
+	InvalidResult  = invalidResult
+	ValidateOutput = validateOutput
+	CheckNoLeak    = checkNoLeak
+)
+
+// ErrorCodeOf is the code an error event carries for err.
+var ErrorCodeOf = errorCode
+
+// The tool results of the outcomes, as the model reads them.
+var (
+	ResultDeclined     = endingOf(Declined, nil).content
+	ResultTimeout      = endingOf(TimedOut, nil).content
+	ResultCancelled    = endingOf(Cancelled, nil).content
+	ResultNoDevice     = endingOf(Undelivered, errNoDevice).content
+	ResultSendFailed   = endingOf(Undelivered, nil).content
+	ResultDisconnected = endingOf(Disconnected, nil).content
+	ResultShutdown     = endingOf(Shutdown, nil).content
+)
+
+// Response is the tool's output when the person answered.
+type Response = response
+
+// Marshal encodes as the library's reference for types it has no encoder of.
+var Marshal = marshal
+
+// InvalidMessage heads the tool result of an Invalid call.
+const InvalidMessage = invalidMessage
+
+// PendingLen returns the number of questions pending in the dispatcher's own store.
+func (d *Dispatcher) PendingLen() int { return d.own.len() }
+
+// NewMemoryStore returns the default store, for its conformance test.
+func NewMemoryStore() Store { return newMemoryStore() }
+
+// CheckAnswers validates answers against the questions they answer.
+var CheckAnswers = checkAnswers

@@ -1,0 +1,68 @@
+package askuser
+
+import (
+	"strconv"
+
+	"github.com/askuser-go/askuser/internal/quickschema"
+)
+
+// The shape of the tool's input in one place. schema/input.json says which members there
+// are, which are required and their bounds; the tables below say which Go field holds
+// each member, in the schema's order. The readers (the fast path and the reference),
+// the encoder, Validate and the problem messages all go through these two, and
+// TestFieldsMatchSchema fails when the tables and the schema disagree. Adding a text
+// field to options takes the schema, the struct field and one row here.
+
+// Members of the arguments and of a question that are not text.
+const (
+	fieldQuestions   = "questions"
+	fieldMetadata    = "metadata"
+	fieldOptions     = "options"
+	fieldMultiSelect = "multiSelect"
+)
+
+// textField is a string member of an object of type T.
+type textField[T any] struct {
+	name string
+	get  func(*T) *string
+}
+
+// questionTexts are the string members of a question; its other members are options and
+// multiSelect.
+var questionTexts = [...]textField[Question]{
+	{"question", func(q *Question) *string { return &q.Question }},
+	{"header", func(q *Question) *string { return &q.Header }},
+}
+
+// optionTexts are the members of an option, all strings.
+var optionTexts = [...]textField[Option]{
+	{"label", func(o *Option) *string { return &o.Label }},
+	{"description", func(o *Option) *string { return &o.Description }},
+	{"preview", func(o *Option) *string { return &o.Preview }},
+}
+
+// inputSchema is schema/input.json compiled: the facts of the shape (required members,
+// bounds, the order of the fields) and the quick validity check.
+func inputSchema() *quickschema.Schema { return loadSchemas().quick }
+
+// Paths into inputSchema.
+var (
+	questionsPath = []string{fieldQuestions}
+	questionPath  = []string{fieldQuestions, "[]"}
+	optionsPath   = []string{fieldQuestions, "[]", fieldOptions}
+	optionPath    = []string{fieldQuestions, "[]", fieldOptions, "[]"}
+)
+
+// schemaAt returns the schema at a location of the arguments given as JSON pointer
+// segments ("questions", "1", "options"), or nil.
+func schemaAt(path []string) *quickschema.Schema {
+	p := make([]string, len(path))
+	for i, seg := range path {
+		if _, err := strconv.Atoi(seg); err == nil {
+			p[i] = "[]"
+		} else {
+			p[i] = seg
+		}
+	}
+	return inputSchema().At(p...)
+}

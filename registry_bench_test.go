@@ -1,0 +1,406 @@
+package askuser
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The pending-call machinery alone (the default store and the call table), driven as the
+// dispatcher drives them but without a transport, arguments to parse or events to
+// encode, beside the least such a table can be. The names of BenchmarkRegistry's cases
+// are those of the registry that these replaced, so that benchstat sets them side by side.
+
+// benchFull enables the largest sizes (one million pending questions), which take seconds
+// of setup and several hundred MB each; CI runs without it.
+var benchFull = flag.Bool("bench.full", false, "run the largest benchmark sizes too")
+
+// registry is the store and the call table, as the dispatcher uses them.
+type registry struct {
+	store *memoryStore
+	calls *calls
+}
+
+func newRegistry() *registry { return &registry{store: newMemoryStore(), calls: newCalls()} }
+
+// register records a question and a caller waiting for it (Dispatcher.ask's part).
+func (r *registry) register(session SessionID, id string, req *Request, expires time.Time) (*waiter, Record) {
+	w, _ := r.calls.add(key{session, id})
+	rec, _, err := r.store.Put(context.Background(), Record{Session: session, Ask: AskData{RequestID: id, Questions: req.Questions, ExpiresAt: expires}})
+	if err != nil {
+		panic(err)
+	}
+	r.calls.bind(w, rec.Rev)
+	return w, rec
+}
+
+// answer checks answers and ends the question with them (Dispatcher.HandleEvent's part).
+func (r *registry) answer(session SessionID, id string, answers []Answer) error {
+	rec, err := r.store.Get(context.Background(), session, id)
+	if err != nil {
+		return err
+	}
+	canonical, problems := checkAnswers(rec.Ask.Questions, answers, 0)
+	if problems != nil {
+		return &AnswerError{RequestID: id, Problems: problems}
+	}
+	rec.Outcome, rec.Answers = Answered, canonical
+	if ok, _ := r.store.End(context.Background(), rec); !ok {
+		return ErrNotPending
+	}
+	r.calls.deliver(rec, nil)
+	return nil
+}
+
+// wait waits for the question to end or expire (Dispatcher.wait's part).
+func (r *registry) wait(w *waiter, rec Record) Record {
+	if rec.Ask.ExpiresAt.IsZero() {
+		return (<-w.ch).rec
+	}
+	t := time.NewTimer(time.Until(rec.Ask.ExpiresAt))
+	defer t.Stop()
+	select {
+	case e := <-w.ch:
+		return e.rec
+	case <-t.C:
+		return Record{Outcome: TimedOut}
+	}
+}
+
+// cancelSession ends the session's questions (Dispatcher.CancelSession's part).
+func (r *registry) cancelSession(session SessionID) int {
+	recs, _ := r.store.Pending(context.Background(), session)
+	n := 0
+	for _, rec := range recs {
+		rec.Outcome = Cancelled
+		if ok, _ := r.store.End(context.Background(), rec); ok {
+			r.calls.deliver(rec, nil)
+			n++
+		}
+	}
+	return n
+}
+
+// floor is the least a table of pending calls can be: a map under a mutex and a channel
+// with a buffer of one per call (the pattern of sourcegraph/jsonrpc2 and nats.go). It
+// validates nothing, tracks no session, and has no timeout or cancel.
+type floor struct {
+	mu      sync.Mutex
+	pending map[key]chan []Answer
+}
+
+func newFloor() *floor { return &floor{pending: make(map[key]chan []Answer)} }
+
+func (f *floor) register(session SessionID, id string) chan []Answer {
+	ch := make(chan []Answer, 1)
+	f.mu.Lock()
+	f.pending[key{session, id}] = ch
+	f.mu.Unlock()
+	return ch
+}
+
+func (f *floor) answer(session SessionID, id string, a []Answer) bool {
+	k := key{session, id}
+	f.mu.Lock()
+	ch, ok := f.pending[k]
+	delete(f.pending, k)
+	f.mu.Unlock()
+	if ok {
+		ch <- a
+	}
+	return ok
+}
+
+func (f *floor) wait(ch chan []Answer, expiry time.Duration) []Answer {
+	if expiry == 0 {
+		return <-ch
+	}
+	t := time.NewTimer(expiry)
+	defer t.Stop()
+	select {
+	case a := <-ch:
+		return a
+	case <-t.C:
+		return nil
+	}
+}
+
+// benchCase is one typical question and a valid answer to it.
+func benchCase(b *testing.B) (*Request, []Answer) {
+	req, err := ParseArguments([]byte(`{"questions":[{"question":"Which framework should we use for the new module?","header":"Framework","options":[{"label":"Vue 3 (Recommended)","description":"Composition API + TypeScript, matches existing stack"},{"label":"React","description":"Larger ecosystem but different from current codebase"},{"label":"Svelte","description":"Smallest bundles, least familiar to the team"}],"multiSelect":false}]}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := req.Questions[0]
+	return req, []Answer{{Question: q.Question, SelectedLabels: []string{q.Options[0].Label}}}
+}
+
+// BenchmarkRegistry is the store and the call table, beside the floor, in the same shapes:
+//
+//   - serial: register, answer, wait, in one goroutine;
+//   - handoff: the waiter registers and blocks, another goroutine answers (two goroutine
+//     wake-ups per question, as in real use), without and with a timeout;
+//   - parallel: serial on every P at once, each goroutine with its own session.
+//
+// They do more than the floor: they check the answer against the question, keep a
+// per-session index for cancel, and settle answers against timeouts once.
+func BenchmarkRegistry(b *testing.B) {
+	req, answers := benchCase(b)
+	session := IntSession(7)
+
+	b.Run("serial/askuser", func(b *testing.B) {
+		r := newRegistry()
+		b.ReportAllocs()
+		for b.Loop() {
+			w, rec := r.register(session, "req-1", req, time.Time{})
+			if err := r.answer(session, "req-1", answers); err != nil {
+				b.Fatal(err)
+			}
+			if got := r.wait(w, rec); got.Outcome != Answered {
+				b.Fatal(got.Outcome)
+			}
+		}
+	})
+	b.Run("serial/floor", func(b *testing.B) {
+		f := newFloor()
+		b.ReportAllocs()
+		for b.Loop() {
+			ch := f.register(session, "req-1")
+			if !f.answer(session, "req-1", answers) {
+				b.Fatal("not pending")
+			}
+			if f.wait(ch, 0) == nil {
+				b.Fatal("no answer")
+			}
+		}
+	})
+
+	for _, expiry := range []time.Duration{0, DefaultTimeout} {
+		name := "handoff"
+		if expiry > 0 {
+			name = "handoff-timeout"
+		}
+		b.Run(name+"/askuser", func(b *testing.B) {
+			r := newRegistry()
+			ids := make(chan string, 1)
+			go func() {
+				for id := range ids {
+					if err := r.answer(session, id, answers); err != nil {
+						panic(err)
+					}
+				}
+			}()
+			defer close(ids)
+			b.ReportAllocs()
+			for b.Loop() {
+				var exp time.Time
+				if expiry > 0 {
+					exp = time.Now().Add(expiry)
+				}
+				w, rec := r.register(session, "req-1", req, exp)
+				ids <- "req-1"
+				if got := r.wait(w, rec); got.Outcome != Answered {
+					b.Fatal(got.Outcome)
+				}
+			}
+		})
+		b.Run(name+"/floor", func(b *testing.B) {
+			f := newFloor()
+			ids := make(chan string, 1)
+			go func() {
+				for id := range ids {
+					if !f.answer(session, id, answers) {
+						panic("not pending")
+					}
+				}
+			}()
+			defer close(ids)
+			b.ReportAllocs()
+			for b.Loop() {
+				ch := f.register(session, "req-1")
+				ids <- "req-1"
+				if f.wait(ch, expiry) == nil {
+					b.Fatal("no answer")
+				}
+			}
+		})
+	}
+
+	var next atomic.Int64
+	b.Run("parallel/askuser", func(b *testing.B) {
+		r := newRegistry()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			s := IntSession(1000 + next.Add(1))
+			for pb.Next() {
+				w, rec := r.register(s, "req-1", req, time.Time{})
+				if err := r.answer(s, "req-1", answers); err != nil {
+					panic(err)
+				}
+				if got := r.wait(w, rec); got.Outcome != Answered {
+					panic(got.Outcome)
+				}
+			}
+		})
+	})
+	b.Run("parallel/floor", func(b *testing.B) {
+		f := newFloor()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			s := IntSession(1000 + next.Add(1))
+			for pb.Next() {
+				ch := f.register(s, "req-1")
+				if !f.answer(s, "req-1", answers) {
+					panic("not pending")
+				}
+				if f.wait(ch, 0) == nil {
+					panic("no answer")
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkCancelSession is the cost of cancelling one session of 4 pending questions
+// while n others (one per session) are pending. Victims are made pending 25 sessions at a
+// time, so that between n and n+96 others are pending at each cancel. The cost should not
+// depend on n. The 1M size needs -bench.full.
+func BenchmarkCancelSession(b *testing.B) {
+	req, _ := benchCase(b)
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("others=%s", count(n)), func(b *testing.B) {
+			if n >= 1_000_000 && !*benchFull {
+				b.Skip("largest size: run with -bench.full")
+			}
+			r := newRegistry()
+			for i := range n {
+				r.register(IntSession(int64(1_000_000+i)), "req-1", req, time.Time{})
+			}
+			// Victims are made pending in batches, with the timer stopped: stopping it
+			// reads the memory statistics, which costs more than a cancel.
+			const batch = 25
+			victims := make([]SessionID, batch)
+			for i := range victims {
+				victims[i] = IntSession(int64(1 + i))
+			}
+			ids := []string{"req-1", "req-2", "req-3", "req-4"}
+			next := batch
+			b.ReportAllocs()
+			for b.Loop() {
+				if next == batch {
+					b.StopTimer()
+					for _, v := range victims {
+						for _, id := range ids {
+							r.register(v, id, req, time.Time{})
+						}
+					}
+					next = 0
+					b.StartTimer()
+				}
+				if got := r.cancelSession(victims[next]); got != len(ids) {
+					b.Fatalf("cancelled %d", got)
+				}
+				next++
+			}
+			for _, v := range victims[next:] {
+				r.cancelSession(v)
+			}
+			if r.store.len() != n {
+				b.Fatalf("%d pending, want %d", r.store.len(), n)
+			}
+		})
+	}
+}
+
+// count writes 1000 as 1k and 1000000 as 1M.
+func count(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1_000 && n%1_000 == 0:
+		return fmt.Sprintf("%dk", n/1_000)
+	}
+	return fmt.Sprint(n)
+}
+
+// BenchmarkStoreMemory makes 100k questions pending, one per session, and reports the live
+// heap they hold (B/pending), the difference of runtime.MemStats.HeapAlloc after a
+// collection, and with a waiter each, the goroutine stacks too (stack-B/pending). Counted:
+// the store's and the table's bookkeeping, and each question's request id and session id;
+// not counted: the *Request, one shared by all, which is the caller's.
+//
+//   - registry: recorded only, nobody waiting (as a shared store holds the questions of
+//     other replicas);
+//   - registry+waiter: a goroutine per question waiting with the default 5-minute timeout
+//     (a timer each).
+func BenchmarkStoreMemory(b *testing.B) {
+	const n = 100_000
+	req, _ := benchCase(b)
+	heapAndStack := func() (uint64, uint64) {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc, m.StackInuse
+	}
+	id := func(i int) string { return fmt.Sprintf("%08d-0000-4000-8000-%012d", i%100_000_000, i) }
+
+	b.Run("registry", func(b *testing.B) {
+		var perQ float64
+		for b.Loop() {
+			b.StopTimer()
+			heap0, _ := heapAndStack()
+			b.StartTimer()
+			s := newMemoryStore()
+			for i := range n {
+				if _, _, err := s.Put(context.Background(), Record{Session: IntSession(int64(1_000_000 + i)), Ask: AskData{RequestID: id(i), Questions: req.Questions}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			heap1, _ := heapAndStack()
+			perQ = (float64(heap1) - float64(heap0)) / n
+			runtime.KeepAlive(s)
+			b.StartTimer()
+		}
+		b.ReportMetric(perQ, "B/pending")
+	})
+
+	b.Run("registry+waiter", func(b *testing.B) {
+		var perQ, stackPerQ float64
+		for b.Loop() {
+			b.StopTimer()
+			heap0, stack0 := heapAndStack()
+			b.StartTimer()
+			r := newRegistry()
+			var started, done sync.WaitGroup
+			started.Add(n)
+			done.Add(n)
+			for i := range n {
+				w, rec := r.register(IntSession(int64(1_000_000+i)), id(i), req, time.Now().Add(DefaultTimeout))
+				go func() {
+					defer done.Done()
+					started.Done()
+					r.wait(w, rec)
+				}()
+			}
+			started.Wait()
+			b.StopTimer()
+			time.Sleep(50 * time.Millisecond) // let the last goroutines reach their select
+			heap1, stack1 := heapAndStack()
+			perQ = (float64(heap1) - float64(heap0)) / n
+			stackPerQ = (float64(stack1) - float64(stack0)) / n
+			r.calls.close(func(w *waiter) Record { return Record{Outcome: Shutdown} })
+			done.Wait()
+			runtime.KeepAlive(r)
+			b.StartTimer()
+		}
+		b.ReportMetric(perQ, "B/pending")
+		b.ReportMetric(stackPerQ, "stack-B/pending")
+	})
+}
