@@ -703,8 +703,6 @@ func TestDefaultRequestIDsAreRandomUUIDs(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // A caller that joins a question and gives up before the one who asked it has even
 // started waiting must not end the question for that one.
 func TestJoinerLeavingBeforeCreatorWaits(t *testing.T) {

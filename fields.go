@@ -45,13 +45,8 @@ var optionTexts = [...]textField[Option]{
 // bounds, the order of the fields) and the quick validity check.
 func inputSchema() *quickschema.Schema { return loadSchemas().quick }
 
-// Paths into inputSchema.
-var (
-	questionsPath = []string{fieldQuestions}
-	questionPath  = []string{fieldQuestions, "[]"}
-	optionsPath   = []string{fieldQuestions, "[]", fieldOptions}
-	optionPath    = []string{fieldQuestions, "[]", fieldOptions, "[]"}
-)
+// optionPath is where an option's schema is in inputSchema.
+var optionPath = []string{fieldQuestions, "[]", fieldOptions, "[]"}
 
 // schemaAt returns the schema at a location of the arguments given as JSON pointer
 // segments ("questions", "1", "options"), or nil.

@@ -44,26 +44,30 @@ type Conn struct {
 	// limit is the inbound rate limit, charged for messages, pings and costly refusals.
 	limit bucket
 
-	// ctx ends when the connection does; it bounds its reads, writes and OnEvent calls.
-	// Ending it closes raw, which fails any read or write in progress; ioCtx, given to each
-	// read and write, is then a context that never ends, because the websocket library
-	// registers a callback on every cancellable context it is given, at each call.
+	// The connection's life, which state says: open; then closing, once a close
+	// handshake is wanted (closeReq is closed; the writer flushes what is queued, then
+	// closes); then over, once it is cut off or has ended (ctx is cancelled, which closes
+	// raw in a goroutine of its own, failing every read and write in progress; nothing
+	// more is delivered). Each step happens once, in that order or straight to over,
+	// under stateMu; state may be read without it.
+	state       atomic.Int32
+	stateMu     sync.Mutex
+	closeReq    chan struct{}
+	closeCode   websocket.StatusCode // set entering closing
+	closeReason string
+	overErr     error // why the hub cut it off, set entering over; nil when it just ended
+
+	// ctx bounds the connection's reads, writes and OnEvent calls. ioCtx, given to each
+	// read and write, is a context that never ends when raw is known, because the
+	// websocket library registers a callback on every cancellable context it is given,
+	// at each call; cancelling ctx closes raw instead.
 	ctx    context.Context
 	cancel context.CancelFunc
 	ioCtx  context.Context
-	// wtimer drops the connection when a write takes longer than WriteTimeout; it is
+	// wtimer cuts the connection off when a write takes longer than WriteTimeout; it is
 	// armed around each write.
 	wtimer *time.Timer
 	rbuf   bytes.Buffer // read loop only: each message is read here, then copied out
-	dead   atomic.Bool  // dropped or ended: deliver nothing more
-	// dropErr says why the hub dropped the connection; set once, before dead.
-	dropErr error
-
-	dropOnce    sync.Once
-	closeOnce   sync.Once
-	closeReq    chan struct{} // closed when a close handshake is wanted
-	closeCode   websocket.StatusCode
-	closeReason string
 
 	loops sync.WaitGroup // the writer and the pinger
 }
@@ -100,7 +104,7 @@ func newConn(h *Hub, ws *websocket.Conn, raw net.Conn, sessions []askuser.Sessio
 		context.AfterFunc(ctx, func() { _ = raw.Close() })
 		c.ioCtx = context.Background()
 	}
-	c.wtimer = time.AfterFunc(time.Hour, func() { c.drop(errWriteTimeout) })
+	c.wtimer = time.AfterFunc(time.Hour, func() { c.cut(errWriteTimeout) })
 	c.wtimer.Stop()
 	return c
 }
@@ -120,29 +124,28 @@ func (c *Conn) Send(ctx context.Context, ev askuser.Event) error {
 	if err != nil {
 		return fmt.Errorf("wshub: encoding %s event: %w", ev.Type, err)
 	}
-	if c.dead.Load() {
+	if c.over() {
 		return ErrConnClosed
 	}
 	if !c.enqueue(b) {
-		c.kill()
 		return errQueueFull
 	}
 	return nil
 }
 
 // enqueue queues b without blocking and reports whether it did. When the queue is full,
-// in messages or in bytes, the connection is marked dropped (nothing more is queued, so
-// that it never misses one event and gets a later one) and enqueue returns false: the
-// caller must then call kill, once it holds no lock.
+// in messages or in bytes, the connection is cut off (so that it never misses one event
+// and gets a later one) and enqueue returns false. It may be called with the hub's lock
+// held: cutting a connection off closes no socket in the caller's goroutine.
 func (c *Conn) enqueue(b []byte) bool {
-	if c.dead.Load() {
+	if c.over() {
 		return false
 	}
 	c.qmu.Lock()
 	waiting := len(c.queue) - c.head
 	if waiting >= c.hub.opts.QueueSize || waiting > 0 && c.queued+len(b) > c.hub.opts.QueueBytes {
 		c.qmu.Unlock()
-		c.markDropped(errQueueFull)
+		c.cut(errQueueFull)
 		return false
 	}
 	if len(c.queue) == cap(c.queue) && c.head > 0 {
@@ -212,49 +215,54 @@ func (c *Conn) dequeue() ([]byte, bool) {
 // errQueueFull drops a connection that reads too slowly to keep up.
 var errQueueFull = fmt.Errorf("%w: outbound queue full", ErrConnClosed)
 
-// drop cuts the connection off at once, without a close handshake: its peer is too slow
-// or gone, and waiting on it is what must not happen. The first reason is kept. drop
-// closes the network connection: it must not be called with the hub's lock held.
-func (c *Conn) drop(reason error) {
-	c.markDropped(reason)
-	c.kill()
-}
+// States of a connection: see Conn.state.
+const (
+	stateOpen int32 = iota
+	stateClosing
+	stateOver
+)
 
-// markDropped records why the connection is dropped and stops every delivery to it.
-func (c *Conn) markDropped(reason error) {
-	c.dropOnce.Do(func() {
-		c.dropErr = reason
-		c.dead.Store(true)
-	})
-}
-
-// kill closes the network connection under the websocket library, which fails every
-// read, write and handshake in progress, and ends ctx.
-func (c *Conn) kill() {
-	if c.raw != nil {
-		_ = c.raw.Close()
-	} else {
+// cut cuts the connection off at once, without a close handshake: its peer is too slow
+// or gone, or is not answering the close, and waiting on it is what must not happen.
+// reason, the first given, says why. cut closes no socket in the caller's goroutine, so
+// it may be called with any lock held.
+func (c *Conn) cut(reason error) {
+	c.stateMu.Lock()
+	if c.state.Load() != stateOver {
+		c.state.Store(stateOver)
+		c.overErr = reason
+	}
+	c.stateMu.Unlock()
+	c.cancel() // closes raw, in a goroutine of its own (see newConn)
+	if c.raw == nil {
 		go c.ws.CloseNow() // CloseNow may wait on the library's locks: not here
 	}
-	c.cancel()
 }
 
-// requestClose asks the writer to close the connection with a handshake. The first
-// request wins.
+// over reports whether the connection has been cut off or has ended.
+func (c *Conn) over() bool { return c.state.Load() == stateOver }
+
+// closing reports whether the connection is no longer open: closing or over.
+func (c *Conn) closing() bool { return c.state.Load() != stateOpen }
+
+// requestClose asks the writer to close the connection with a handshake. Only the first
+// request of an open connection counts.
 func (c *Conn) requestClose(code websocket.StatusCode, reason string) {
-	c.closeOnce.Do(func() {
-		c.closeCode, c.closeReason = code, reason
-		close(c.closeReq)
-	})
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	if c.state.Load() != stateOpen {
+		return
+	}
+	c.state.Store(stateClosing)
+	c.closeCode, c.closeReason = code, reason
+	close(c.closeReq)
 }
 
-func (c *Conn) closing() bool {
-	select {
-	case <-c.closeReq:
-		return true
-	default:
-		return false
-	}
+// ended returns why the connection ended, once it is over.
+func (c *Conn) ended() error {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	return c.overErr
 }
 
 // violationCloseWait is how long the hub waits for the close reply of a peer it closes
@@ -270,7 +278,7 @@ func (c *Conn) closeHandshake() {
 	if c.closeCode == websocket.StatusPolicyViolation || c.closeCode == websocket.StatusUnsupportedData {
 		wait = min(wait, violationCloseWait)
 	}
-	t := time.AfterFunc(wait, c.kill)
+	t := time.AfterFunc(wait, func() { c.cut(nil) })
 	defer t.Stop()
 	_ = c.ws.Close(c.closeCode, c.closeReason)
 }
@@ -326,7 +334,7 @@ func (c *Conn) write(b []byte) bool {
 	err := c.ws.Write(c.ioCtx, websocket.MessageText, b)
 	c.wtimer.Stop()
 	if err != nil {
-		c.drop(fmt.Errorf("wshub: write: %w", err)) // the timer's reason, if it fired, wins
+		c.cut(fmt.Errorf("wshub: write: %w", err)) // the timer's reason, if it fired, wins
 		return false
 	}
 	return true
@@ -377,7 +385,7 @@ func (c *Conn) pingLoop(interval time.Duration) {
 			if err != nil {
 				// A ping that fails because a close handshake began must not cut it short.
 				if !c.closing() {
-					c.drop(fmt.Errorf("wshub: keepalive: %w", err))
+					c.cut(fmt.Errorf("wshub: keepalive: %w", err))
 				}
 				return
 			}
@@ -473,8 +481,8 @@ func (c *Conn) handle(msg []byte) bool {
 }
 
 func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
-	if b, mErr := askuser.ErrorEvent(session, requestID, err).Encode(); mErr == nil && !c.enqueue(b) {
-		c.kill()
+	if b, mErr := askuser.ErrorEvent(session, requestID, err).Encode(); mErr == nil {
+		c.enqueue(b)
 	}
 }
 

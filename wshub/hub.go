@@ -208,7 +208,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.join(c) {
 		c.requestClose(websocket.StatusGoingAway, "server shutting down")
 		c.closeHandshake()
-		c.cancel()
+		c.cut(nil)
 		return
 	}
 	h.serve(c)
@@ -246,20 +246,18 @@ func (h *Hub) serve(c *Conn) {
 	var err error
 	defer func() {
 		// Deferred so that a panicking OnEvent or OnConnect still releases everything.
-		// Ending ctx ends any write in progress by closing the connection, so when a close
-		// handshake is under way the writer is left to finish it (within WriteTimeout).
+		// Cutting the connection off ends any write in progress, so when a close
+		// handshake is under way the writer is left to finish it (within its timeout).
 		if !c.closing() {
-			c.cancel()
+			c.cut(nil)
 		}
 		c.loops.Wait()
-		c.cancel()
+		c.cut(nil)
 		_ = c.ws.CloseNow()
-		// Through dropOnce, so that no later drop writes dropErr while it is read below.
-		c.dropOnce.Do(func() { c.dead.Store(true) })
 		h.leave(c)
 		if h.opts.OnDisconnect != nil {
-			if c.dropErr != nil {
-				err = c.dropErr
+			if why := c.ended(); why != nil {
+				err = why
 			}
 			if err == nil {
 				err = ErrConnClosed
@@ -354,7 +352,6 @@ func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
 	if tracked {
 		key = askKey{ev.SessionID, requestID(ev.Data)}
 	}
-	var full []*Conn
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -371,14 +368,9 @@ func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
 			}
 			c.asked[key] = struct{}{}
 		}
-		if !c.enqueue(b) {
-			full = append(full, c)
-		}
+		c.enqueue(b) // a connection too slow for it is cut off, without I/O here
 	}
 	h.mu.Unlock()
-	for _, c := range full { // closed outside the lock
-		c.kill()
-	}
 	return nil
 }
 
@@ -405,7 +397,7 @@ func (h *Hub) Connected(session askuser.SessionID) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for c := range h.sessions[session] {
-		if !c.dead.Load() {
+		if !c.over() {
 			return true
 		}
 	}

@@ -1,0 +1,15 @@
+package askuser_test
+
+import (
+	"testing"
+
+	. "github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
+)
+
+func TestMemoryStore(t *testing.T) {
+	askusertest.TestStore(t, func(t *testing.T) (Store, Store) {
+		s := NewMemoryStore()
+		return s, s
+	})
+}
