@@ -69,6 +69,10 @@ if [ "${SKIP_E2E:-}" != 1 ] && [ -f e2e/go.mod ]; then
 	(cd e2e && go test -count=1 ./...)
 fi
 
+step "the root module with the JSON fast paths off (build tag askuser_nofast)"
+go vet -tags askuser_nofast ./...
+go test -tags askuser_nofast -count=1 ./...
+
 step "the tests of every other module, with the race detector"
 for m in "${modules[@]}"; do
 	case "$m" in .|e2e) continue ;; esac

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The pending-call machinery alone (the default store and the call table), driven as the
+// The call table, and the pending-call machinery alone (the default store and the call table), driven as the
 // dispatcher drives them but without a transport, arguments to parse or events to
 // encode, beside the least such a table can be. The names of BenchmarkRegistry's cases
 // are those of the registry that these replaced, so that benchstat sets them side by side.
@@ -403,4 +403,57 @@ func BenchmarkStoreMemory(b *testing.B) {
 		b.ReportMetric(perQ, "B/pending")
 		b.ReportMetric(stackPerQ, "stack-B/pending")
 	})
+}
+
+// TestCallsDeliverTheRightQuestion: a caller registers before its question is recorded,
+// so an end of an older question of the same id can reach it first; only the end of its
+// own question is delivered to it, whether it comes before or after the caller knows
+// which question that is.
+func TestCallsDeliverTheRightQuestion(t *testing.T) {
+	c := newCalls()
+	k := key{IntSession(1), "call_0"}
+	old := Record{Session: k.session, Ask: AskData{RequestID: k.id}, Rev: 1, Outcome: TimedOut}
+	mine := Record{Session: k.session, Ask: AskData{RequestID: k.id}, Rev: 2, Outcome: Answered}
+
+	// The end of the old question, then of this caller's, both before bind.
+	w, ok := c.add(k)
+	if !ok {
+		t.Fatal("add refused")
+	}
+	if n := c.deliver(old, nil); n != 0 {
+		t.Fatalf("the old end was delivered to %d callers", n)
+	}
+	c.deliver(mine, nil)
+	c.bind(w, 2)
+	if got := (<-w.ch).rec; got.Rev != 2 || got.Outcome != Answered {
+		t.Fatalf("got %+v, want the caller's own question", got)
+	}
+
+	// After bind: the old end is not for it; its own is.
+	w, _ = c.add(k)
+	c.bind(w, 3)
+	if n := c.deliver(old, nil); n != 0 {
+		t.Fatal("an old end reached a bound caller")
+	}
+	three := mine
+	three.Rev = 3
+	if n := c.deliver(three, nil); n != 1 {
+		t.Fatalf("delivered to %d", n)
+	}
+	if got := (<-w.ch).rec; got.Rev != 3 {
+		t.Fatalf("got rev %d", got.Rev)
+	}
+	if len(c.m) != 0 {
+		t.Fatalf("the table keeps %d keys", len(c.m))
+	}
+
+	// Close ends every wait, and refuses new callers.
+	w, _ = c.add(k)
+	c.close(func(w *waiter) Record { return Record{Outcome: Shutdown} })
+	if got := (<-w.ch).rec; got.Outcome != Shutdown {
+		t.Fatalf("got %v at close", got.Outcome)
+	}
+	if _, ok := c.add(k); ok {
+		t.Fatal("a closed table took a caller")
+	}
 }

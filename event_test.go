@@ -1,0 +1,232 @@
+package askuser_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	. "github.com/askuser-go/askuser"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func compact(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, json.Compact(&b, []byte(s)))
+	return b.String()
+}
+
+// The two examples of §3.4, as they stand in the design.
+const designAsk = `{
+  "type": "ask_user_questions",
+  "sessionId": 123,
+  "data": {
+    "requestId": "550e8400-e29b-41d4-a716-446655440000",
+    "questions": [
+      {
+        "question": "Which framework should we use for the new module?",
+        "header": "Framework",
+        "options": [
+          { "label": "Vue 3 (Recommended)", "description": "Composition API + TypeScript, matches existing stack" },
+          { "label": "React", "description": "Larger ecosystem but different from current codebase" }
+        ],
+        "multiSelect": false
+      }
+    ]
+  }
+}`
+
+const designResult = `{
+  "type": "ask_user_questions_result",
+  "sessionId": 123,
+  "data": {
+    "requestId": "550e8400-e29b-41d4-a716-446655440000",
+    "answers": [
+      {
+        "question": "Which framework should we use for the new module?",
+        "selectedLabels": ["Vue 3 (Recommended)"],
+        "customInput": null
+      }
+    ]
+  }
+}`
+
+func TestWireExamplesRoundTripByteForByte(t *testing.T) {
+	// Server → client: parse into the library's types, produce it again.
+	ev, err := ParseEvent([]byte(designAsk))
+	require.NoError(t, err)
+	assert.Equal(t, EventAsk, ev.Type)
+	assert.Equal(t, IntSession(123), ev.SessionID)
+	var ask AskData
+	require.NoError(t, json.Unmarshal(ev.Data, &ask))
+	assert.Equal(t, "550e8400-e29b-41d4-a716-446655440000", ask.RequestID)
+	assert.Equal(t, "Vue 3 (Recommended)", ask.Questions[0].Options[0].Label)
+	out, err := NewEvent(EventAsk, IntSession(123), ask)
+	require.NoError(t, err)
+	b, err := json.Marshal(out)
+	require.NoError(t, err)
+	assert.Equal(t, compact(t, designAsk), string(b))
+
+	// Client → server.
+	ev, err = ParseEvent([]byte(designResult))
+	require.NoError(t, err)
+	var res ResultData
+	require.NoError(t, json.Unmarshal(ev.Data, &res))
+	assert.Nil(t, res.Answers[0].CustomInput)
+	out, err = NewEvent(EventResult, ev.SessionID, res)
+	require.NoError(t, err)
+	b, err = json.Marshal(out)
+	require.NoError(t, err)
+	assert.Equal(t, compact(t, designResult), string(b))
+
+	// The answers of the example are a valid tool result.
+	content, err := Marshal(Response{Answers: res.Answers})
+	require.NoError(t, err)
+	assert.NoError(t, ValidateOutput(content))
+}
+
+func TestSessionID(t *testing.T) {
+	for _, tc := range []struct {
+		json    string
+		want    SessionID
+		numeric bool
+	}{
+		{`123`, IntSession(123), true},
+		{`-7`, IntSession(-7), true},
+		{`"123"`, StringSession("123"), false},
+		{`"tenant:42:chat"`, StringSession("tenant:42:chat"), false},
+		{`"会话"`, StringSession("会话"), false},
+		{`123456789012345678901234567890`, ParseSessionID("123456789012345678901234567890"), true},
+	} {
+		var s SessionID
+		require.NoError(t, json.Unmarshal([]byte(tc.json), &s), tc.json)
+		assert.Equal(t, tc.want, s)
+		assert.Equal(t, tc.numeric, s.IsNumeric())
+		back, err := json.Marshal(s)
+		require.NoError(t, err)
+		assert.Equal(t, tc.json, string(back))
+	}
+	for _, bad := range []string{`1.5`, `1e3`, `01`, `true`, `null`, `{}`, `[]`, `-`} {
+		var s SessionID
+		assert.Error(t, json.Unmarshal([]byte(bad), &s), bad)
+	}
+	assert.NotEqual(t, IntSession(123), StringSession("123"), "a number and a string are different sessions")
+	assert.Equal(t, IntSession(5), ParseSessionID("5"))
+	assert.Equal(t, StringSession("a:b"), ParseSessionID("a:b"))
+	assert.True(t, SessionID{}.IsZero())
+	// Session ids containing the separator of a joined key cannot collide.
+	d, _ := newTestDispatcher(nil)
+	defer d.Close()
+	askPending(t, d, StringSession("a:b"), "c", oneQuestion)
+	askPending(t, d, StringSession("a"), "b:c", oneQuestion)
+	assert.Len(t, d.Pending(StringSession("a:b")), 1)
+	assert.Len(t, d.Pending(StringSession("a")), 1)
+}
+
+// Numeric session ids are integers written without a second spelling; those beyond
+// int64 are kept as they are.
+func TestSessionIDEdges(t *testing.T) {
+	var s SessionID
+	assert.ErrorIs(t, json.Unmarshal([]byte(`-0`), &s), ErrMalformedEvent)
+	assert.False(t, ParseSessionID("-0").IsNumeric(), "-0 from a URL is a string id")
+	big := "123456789012345678901234567890"
+	require.NoError(t, json.Unmarshal([]byte(big), &s))
+	assert.True(t, s.IsNumeric())
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.Equal(t, big, string(b))
+	assert.Equal(t, ParseSessionID(big), s)
+	snowflake := ParseSessionID("1234567890123456789")
+	assert.Equal(t, IntSession(1234567890123456789), snowflake)
+}
+
+func TestErrorEvent(t *testing.T) {
+	ae := &AnswerError{RequestID: "r9", Problems: []string{"answers: missing"}}
+	ev := ErrorEvent(StringSession("s"), "", ae)
+	assert.Equal(t, EventError, ev.Type)
+	var data ErrorData
+	require.NoError(t, json.Unmarshal(ev.Data, &data))
+	assert.Equal(t, ErrorData{RequestID: "r9", Code: "invalid_answer", Message: `askuser: invalid answer for request "r9"; see problems`, Problems: ae.Problems}, data,
+		"the problems are listed once, not again in the message")
+
+	ev = ErrorEvent(IntSession(1), "r1", fmt.Errorf("wrapped: %w", ErrForbidden))
+	require.NoError(t, json.Unmarshal(ev.Data, &data))
+	assert.Equal(t, "forbidden", data.Code)
+	assert.Equal(t, "r1", data.RequestID)
+	assert.Equal(t, "internal", ErrorCodeOf(errors.New("boom")))
+}
+
+func TestEventHelpers(t *testing.T) {
+	ev, err := NewEvent(EventAsk, StringSession("s"), AskData{RequestID: "r<1>", Questions: []Question{{Question: "a & b?"}}})
+	require.NoError(t, err)
+	b, err := ev.Encode()
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"requestId":"r<1>"`, "HTML characters are left as they are")
+	assert.Contains(t, string(b), `a & b?`)
+	assert.Equal(t, "r<1>", ev.RequestID())
+	assert.Equal(t, "", Event{Data: json.RawMessage(`[1]`)}.RequestID())
+	assert.Equal(t, "", Event{}.RequestID())
+	long := strings.Repeat("é", 100) // 200 bytes
+	ev, _ = NewEvent(EventResult, IntSession(1), ResultData{RequestID: long})
+	assert.Equal(t, strings.Repeat("é", 64), ev.RequestID(), "cut at 128 bytes, on a character boundary")
+}
+
+// FuzzEnvelope: an envelope that parses is produced again with the same meaning, and the
+// session id keeps its JSON type.
+func FuzzEnvelope(f *testing.F) {
+	f.Add([]byte(designAsk))
+	f.Add([]byte(designResult))
+	f.Add([]byte(`{"type":"x","sessionId":"a:b"}`))
+	f.Add([]byte(`{"type":"x","sessionId":-0}`))
+	f.Add([]byte(`{"type":"x","sessionId":12345678901234567890123,"data":null}`))
+	for _, tc := range DeviceCases {
+		if len(tc.Msg) < 4096 {
+			f.Add([]byte(tc.Msg))
+		}
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		ev, err := ParseEvent(msg)
+		if err != nil {
+			if !errors.Is(err, ErrMalformedEvent) {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		out := mustJSON(t, ev)
+		back, err := ParseEvent(out)
+		if err != nil {
+			t.Fatalf("produced envelope does not parse: %v\n%s", err, out)
+		}
+		if back.Type != ev.Type || back.SessionID != ev.SessionID {
+			t.Fatalf("envelope changed: %+v -> %+v", ev, back)
+		}
+		if len(ev.Data) > 0 && !equalRaw(t, ev.Data, back.Data) {
+			t.Fatalf("data changed: %s -> %s", ev.Data, back.Data)
+		}
+	})
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func equalJSON(t *testing.T, a, b any) bool {
+	return string(mustJSON(t, a)) == string(mustJSON(t, b))
+}
+
+func equalRaw(t *testing.T, a, b json.RawMessage) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return equalJSON(t, va, vb)
+}
