@@ -3,20 +3,20 @@ package askuser
 import "sync"
 
 // calls is the dispatcher's table of the callers waiting for their question to end, in
-// the shape of nats.go's respMap: a map under a mutex, and a channel with a buffer of one
+// the shape of nats.go's respMap: a map under a mutex, and a signal with a buffer of one
 // per waiter. Whoever learns that a question ended (the dispatcher that ended it, or the
 // store's Watch for an end elsewhere) removes that question's waiters under the lock,
-// then delivers the record to each without blocking. It holds no store state and no
+// then delivers the end to each without blocking. It holds no store state and no
 // ordering of events: only who waits for what.
 type calls struct {
 	mu     sync.Mutex
-	m      map[key][]*waiter
+	m      map[key]*waiter // the first waiter of each key; the others follow by next
 	closed bool
 }
 
-// waiter is one caller waiting. key is set at creation; rev and early are written under
-// calls.mu; ch receives exactly one end, sent by whoever removed the waiter from the
-// table with an end to deliver.
+// waiter is one caller waiting. key is set at creation; rev, early and next are written
+// under calls.mu; end is written once, by whoever removed the waiter from the table with
+// an end to deliver, before it signals done.
 type waiter struct {
 	key key
 	// rev is the Rev of the question waited for, once the store has said it (bind);
@@ -24,29 +24,56 @@ type waiter struct {
 	// that of the question the store is recording for this caller right now.
 	rev   uint64
 	early []end
-	ch    chan end
+	next  *waiter
+	end   end
+	done  chan struct{} // buffer 1: signalled once end is set
 }
 
-// end is how a question ended, as delivered to a waiter: its record, and the error of
-// the end when this dispatcher ended it (a cause besides the outcome's sentinel).
+// end is how a question ended, as delivered to a waiter (who knows what it asked): which
+// question (rev), its outcome and answers, and the error of the end when this dispatcher
+// ended it (a cause besides the outcome's sentinel).
 type end struct {
-	rec Record
-	err error
+	rev     uint64
+	outcome Outcome
+	answers []Answer
+	err     error
 }
 
-func newCalls() *calls { return &calls{m: make(map[key][]*waiter)} }
+// endOf is the end of rec, with err.
+func endOf(rec Record, err error) end { return end{rec.Rev, rec.Outcome, rec.Answers, err} }
+
+// record is the ended record of the question rec asked, ended as e says.
+func (e end) record(rec Record) Record {
+	rec.Rev, rec.Outcome, rec.Answers = e.rev, e.outcome, e.answers
+	return rec
+}
+
+func newCalls() *calls { return &calls{m: make(map[key]*waiter)} }
 
 // add registers a caller of key before its question is recorded, so that no end of it
 // can be missed; false once the table is closed.
 func (c *calls) add(k key) (*waiter, bool) {
-	w := &waiter{key: k, ch: make(chan end, 1)}
+	w := &waiter{key: k, done: make(chan struct{}, 1)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, false
 	}
-	c.m[k] = append(c.m[k], w)
+	w.next = c.m[k]
+	c.m[k] = w
 	return w, true
+}
+
+// wait returns the end delivered to w, once it has been.
+func (w *waiter) wait() end {
+	<-w.done
+	return w.end
+}
+
+// give delivers e to w, which its caller has removed from the table.
+func (w *waiter) give(e end) {
+	w.end = e
+	w.done <- struct{}{}
 }
 
 // bind sets the question w waits for. An end of it seen meanwhile is delivered now.
@@ -56,13 +83,13 @@ func (c *calls) bind(w *waiter, rev uint64) {
 	w.rev, w.early = rev, nil
 	var found *end
 	for i := range early {
-		if early[i].rec.Rev == rev {
+		if early[i].rev == rev {
 			found = &early[i]
 		}
 	}
 	if found != nil && c.removeLocked(w) {
 		c.mu.Unlock()
-		w.ch <- *found
+		w.give(*found)
 		return
 	}
 	c.mu.Unlock()
@@ -72,36 +99,41 @@ func (c *calls) bind(w *waiter, rev uint64) {
 // dispatcher ended it, to its waiters, and returns how many.
 func (c *calls) deliver(rec Record, err error) int {
 	k := key{rec.Session, rec.Ask.RequestID}
+	var ended *waiter // linked by next, once out of the table
 	c.mu.Lock()
-	ws := c.m[k]
-	var ended []*waiter
-	kept := ws[:0]
-	for _, w := range ws {
+	var kept *waiter
+	for w := c.m[k]; w != nil; {
+		next := w.next
 		switch w.rev {
 		case rec.Rev:
-			ended = append(ended, w)
+			w.next, ended = ended, w
 		case 0:
-			w.early = append(w.early, end{rec, err})
-			kept = append(kept, w)
+			w.early = append(w.early, endOf(rec, err))
+			w.next, kept = kept, w
 		default:
-			kept = append(kept, w)
+			w.next, kept = kept, w
 		}
+		w = next
 	}
-	clear(ws[len(kept):])
-	if len(kept) == 0 {
+	if kept == nil {
 		delete(c.m, k)
 	} else {
 		c.m[k] = kept
 	}
 	c.mu.Unlock()
-	for _, w := range ended {
-		w.ch <- end{rec, err}
+	n := 0
+	for w := ended; w != nil; {
+		next := w.next
+		w.next = nil
+		w.give(endOf(rec, err))
+		w = next
+		n++
 	}
-	return len(ended)
+	return n
 }
 
-// remove takes w out of the table and reports whether it was still there: false means a
-// record has been, or is being, delivered to it.
+// remove takes w out of the table and reports whether it was still there: false means an
+// end has been, or is being, delivered to it.
 func (c *calls) remove(w *waiter) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -109,17 +141,21 @@ func (c *calls) remove(w *waiter) bool {
 }
 
 func (c *calls) removeLocked(w *waiter) bool {
-	ws := c.m[w.key]
-	for i, x := range ws {
-		if x == w {
-			ws = append(ws[:i], ws[i+1:]...)
-			if len(ws) == 0 {
-				delete(c.m, w.key)
-			} else {
-				c.m[w.key] = ws
-			}
-			return true
+	var prev *waiter
+	for x := c.m[w.key]; x != nil; prev, x = x, x.next {
+		if x != w {
+			continue
 		}
+		switch {
+		case prev != nil:
+			prev.next = x.next
+		case x.next != nil:
+			c.m[w.key] = x.next
+		default:
+			delete(c.m, w.key)
+		}
+		x.next = nil
+		return true
 	}
 	return false
 }
@@ -128,7 +164,7 @@ func (c *calls) removeLocked(w *waiter) bool {
 func (c *calls) alone(w *waiter) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, x := range c.m[w.key] {
+	for x := c.m[w.key]; x != nil; x = x.next {
 		if x != w && (x.rev == w.rev || x.rev == 0) {
 			return false
 		}
@@ -136,21 +172,24 @@ func (c *calls) alone(w *waiter) bool {
 	return true
 }
 
-// close makes add fail from then on and, unless last is nil, ends every wait with the
-// record last makes of it.
-func (c *calls) close(last func(*waiter) Record) {
+// close makes add fail from then on and, unless last is 0, ends every wait with the
+// outcome last.
+func (c *calls) close(last Outcome) {
 	c.mu.Lock()
 	c.closed = true
-	if last == nil {
+	if last == 0 {
 		c.mu.Unlock()
 		return
 	}
 	all := c.m
-	c.m = make(map[key][]*waiter)
+	c.m = make(map[key]*waiter)
 	c.mu.Unlock()
-	for _, ws := range all {
-		for _, w := range ws {
-			w.ch <- end{rec: last(w)}
+	for _, w := range all {
+		for w != nil {
+			next := w.next
+			w.next = nil
+			w.give(end{rev: w.rev, outcome: last})
+			w = next
 		}
 	}
 }

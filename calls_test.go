@@ -60,13 +60,13 @@ func (r *registry) answer(session SessionID, id string, answers []Answer) error 
 // wait waits for the question to end or expire (Dispatcher.wait's part).
 func (r *registry) wait(w *waiter, rec Record) Record {
 	if rec.Ask.ExpiresAt.IsZero() {
-		return (<-w.ch).rec
+		return w.wait().record(rec)
 	}
 	t := time.NewTimer(time.Until(rec.Ask.ExpiresAt))
 	defer t.Stop()
 	select {
-	case e := <-w.ch:
-		return e.rec
+	case <-w.done:
+		return w.end.record(rec)
 	case <-t.C:
 		return Record{Outcome: TimedOut}
 	}
@@ -395,7 +395,7 @@ func BenchmarkStoreMemory(b *testing.B) {
 			heap1, stack1 := heapAndStack()
 			perQ = (float64(heap1) - float64(heap0)) / n
 			stackPerQ = (float64(stack1) - float64(stack0)) / n
-			r.calls.close(func(w *waiter) Record { return Record{Outcome: Shutdown} })
+			r.calls.close(Shutdown)
 			done.Wait()
 			runtime.KeepAlive(r)
 			b.StartTimer()
@@ -425,7 +425,7 @@ func TestCallsDeliverTheRightQuestion(t *testing.T) {
 	}
 	c.deliver(mine, nil)
 	c.bind(w, 2)
-	if got := (<-w.ch).rec; got.Rev != 2 || got.Outcome != Answered {
+	if got := w.wait().record(Record{}); got.Rev != 2 || got.Outcome != Answered {
 		t.Fatalf("got %+v, want the caller's own question", got)
 	}
 
@@ -440,7 +440,7 @@ func TestCallsDeliverTheRightQuestion(t *testing.T) {
 	if n := c.deliver(three, nil); n != 1 {
 		t.Fatalf("delivered to %d", n)
 	}
-	if got := (<-w.ch).rec; got.Rev != 3 {
+	if got := w.wait().record(Record{}); got.Rev != 3 {
 		t.Fatalf("got rev %d", got.Rev)
 	}
 	if len(c.m) != 0 {
@@ -449,8 +449,8 @@ func TestCallsDeliverTheRightQuestion(t *testing.T) {
 
 	// Close ends every wait, and refuses new callers.
 	w, _ = c.add(k)
-	c.close(func(w *waiter) Record { return Record{Outcome: Shutdown} })
-	if got := (<-w.ch).rec; got.Outcome != Shutdown {
+	c.close(Shutdown)
+	if got := w.wait().record(Record{}); got.Outcome != Shutdown {
 		t.Fatalf("got %v at close", got.Outcome)
 	}
 	if _, ok := c.add(k); ok {

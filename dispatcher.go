@@ -93,12 +93,14 @@ type Dispatcher struct {
 	// a question can end (an answer from a device that joined and was shown it) before
 	// its ask has gone out, and its resolution must then wait for it. Guarded by sendMu.
 	sendMu  sync.Mutex
-	sending map[key]*sendState
+	sending map[key]sendState
 }
 
-// sendState is a question whose ask is being sent. rev is 0 until the store has said
-// which question it is; deferred holds the resolutions held back meanwhile.
+// sendState is a question whose ask is being sent, by the caller whose token it has. rev
+// is 0 until the store has said which question it is; deferred holds the resolutions
+// held back meanwhile.
 type sendState struct {
+	token    *waiter
 	rev      uint64
 	deferred []Record
 }
@@ -107,7 +109,7 @@ type sendState struct {
 // New panics when a duration or bound in opts is negative: zero means the default, and
 // a negative value is a mistake better caught at start than guessed at.
 func New(t Transport, opts *Options) *Dispatcher {
-	d := &Dispatcher{t: t, grace: make(map[SessionID]*time.Timer), calls: newCalls(), sending: make(map[key]*sendState)}
+	d := &Dispatcher{t: t, grace: make(map[SessionID]*time.Timer), calls: newCalls(), sending: make(map[key]sendState)}
 	if opts != nil {
 		d.opts = *opts
 	}
@@ -244,7 +246,7 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 	if !ok {
 		return d.ended(Record{Session: session, Ask: AskData{RequestID: id}, Outcome: Shutdown}, nil, 0)
 	}
-	st := d.beginSend(k)
+	d.beginSend(k, w)
 	now := time.Now()
 	rec := Record{
 		Session: session,
@@ -253,7 +255,7 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 	}
 	rec, created, err := d.store.Put(ctx, rec)
 	if err != nil || !created {
-		d.endSend(k, st)
+		d.endSend(k, w)
 	}
 	switch {
 	case errors.Is(err, ErrClosed):
@@ -272,28 +274,32 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 	}
 	d.calls.bind(w, rec.Rev)
 	if created {
-		d.bindSend(k, st, rec.Rev)
+		d.bindSend(k, w, rec.Rev)
 		d.send(ctx, rec)
-		d.endSend(k, st)
+		d.endSend(k, w)
 	}
 	return d.wait(ctx, w, rec)
 }
 
-// beginSend registers a question about to be recorded under k, whose ask this dispatcher
-// will send, so that a resolution of it waits for the ask.
-func (d *Dispatcher) beginSend(k key) *sendState {
-	st := &sendState{}
+// beginSend registers a question about to be recorded under k by the caller w, whose ask
+// it will send, so that a resolution of it waits for the ask. One sender at a time per
+// key: a second caller of the key only joins.
+func (d *Dispatcher) beginSend(k key, w *waiter) {
 	d.sendMu.Lock()
-	if d.sending[k] == nil { // one sender at a time per key; a second one only joins
-		d.sending[k] = st
+	if _, busy := d.sending[k]; !busy {
+		d.sending[k] = sendState{token: w}
 	}
 	d.sendMu.Unlock()
-	return st
 }
 
-// bindSend says which question st is; resolutions held back for another one go out now.
-func (d *Dispatcher) bindSend(k key, st *sendState, rev uint64) {
+// bindSend says which question w's is; resolutions held back for another one go out now.
+func (d *Dispatcher) bindSend(k key, w *waiter, rev uint64) {
 	d.sendMu.Lock()
+	st, ok := d.sending[k]
+	if !ok || st.token != w {
+		d.sendMu.Unlock()
+		return
+	}
 	st.rev = rev
 	var stale []Record
 	kept := st.deferred[:0]
@@ -305,23 +311,25 @@ func (d *Dispatcher) bindSend(k key, st *sendState, rev uint64) {
 		}
 	}
 	st.deferred = kept
+	d.sending[k] = st
 	d.sendMu.Unlock()
 	for _, r := range stale {
 		d.publishResolved(r)
 	}
 }
 
-// endSend ends st: its ask has gone out, or it will not be sent; the resolutions held
-// back go out now.
-func (d *Dispatcher) endSend(k key, st *sendState) {
+// endSend ends w's sending: its ask has gone out, or it will not be sent; the
+// resolutions held back go out now.
+func (d *Dispatcher) endSend(k key, w *waiter) {
 	d.sendMu.Lock()
-	if d.sending[k] == st {
-		delete(d.sending, k)
+	st, ok := d.sending[k]
+	if !ok || st.token != w {
+		d.sendMu.Unlock()
+		return
 	}
-	deferred := st.deferred
-	st.deferred = nil
+	delete(d.sending, k)
 	d.sendMu.Unlock()
-	for _, r := range deferred {
+	for _, r := range st.deferred {
 		d.publishResolved(r)
 	}
 }
@@ -358,8 +366,8 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
 	defer t.Stop()
 	var cause error
 	select {
-	case e := <-w.ch:
-		return d.result(e.rec, e.err)
+	case <-w.done:
+		return d.result(w.end.record(rec), w.end.err)
 	case <-t.C:
 		rec.Outcome = TimedOut
 		d.end(rec, nil)
@@ -378,8 +386,8 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
 	}
 	// Ended by us, or a moment earlier by someone else, whose end is what w gets: the
 	// first wins.
-	e := <-w.ch
-	return d.result(e.rec, e.err)
+	e := w.wait()
+	return d.result(e.record(rec), e.err)
 }
 
 // end tries to end rec's question with rec.Outcome (and rec.Answers), and reports
@@ -397,7 +405,9 @@ func (d *Dispatcher) end(rec Record, err error) bool {
 		return false
 	}
 	d.announce(rec)
-	d.report(rec.Session, d.result(rec, err), time.Since(rec.AskedAt))
+	if d.opts.OnEnd != nil {
+		d.report(rec.Session, d.result(rec, err), time.Since(rec.AskedAt))
+	}
 	d.calls.deliver(rec, err)
 	return true
 }
@@ -407,9 +417,11 @@ func (d *Dispatcher) end(rec Record, err error) bool {
 // it. Best effort: a device that misses it is not shown the question again on
 // reconnect, since it is no longer pending.
 func (d *Dispatcher) announce(rec Record) {
+	k := key{rec.Session, rec.Ask.RequestID}
 	d.sendMu.Lock()
-	if st := d.sending[key{rec.Session, rec.Ask.RequestID}]; st != nil && (st.rev == 0 || st.rev == rec.Rev) {
+	if st, ok := d.sending[k]; ok && (st.rev == 0 || st.rev == rec.Rev) {
 		st.deferred = append(st.deferred, rec)
+		d.sending[k] = st
 		d.sendMu.Unlock()
 		return
 	}
@@ -634,15 +646,13 @@ func (d *Dispatcher) Close() error {
 		// New calls are refused; every question recorded ends here, and a caller whose
 		// question is being recorded now gets ErrClosed from the store. A question that
 		// an answer has just ended keeps that end.
-		d.calls.close(nil)
+		d.calls.close(0)
 		for _, rec := range d.own.close() {
 			rec.Outcome = Shutdown
 			d.end(rec, nil)
 		}
 		return nil
 	}
-	d.calls.close(func(w *waiter) Record {
-		return Record{Session: w.key.session, Ask: AskData{RequestID: w.key.id}, Rev: w.rev, Outcome: Shutdown}
-	})
+	d.calls.close(Shutdown)
 	return nil
 }

@@ -240,16 +240,35 @@ func (e Event) Encode() ([]byte, error) {
 }
 
 // RequestID returns the "requestId" the event's data names, or "" when it names none or
-// the data is not an object. Ids longer than 128 bytes are cut there, without splitting
-// a character: the result is for error reports and logs.
+// the data is not a JSON object. The library's own events name it first, and are read
+// without decoding the rest: transports call it for every ask and resolution they pass on.
 func (e Event) RequestID() string {
-	var v struct {
-		RequestID string `json:"requestId"`
+	const prefix = `{"requestId":"`
+	if bytes.HasPrefix(e.Data, []byte(prefix)) {
+		rest := e.Data[len(prefix):]
+		if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 && utf8.Valid(rest[:i]) {
+			return string(rest[:i])
+		}
 	}
-	if json.Unmarshal(e.Data, &v) != nil {
+	if jsonread.SyntaxError(e.Data) != "" {
 		return ""
 	}
-	return truncateBytes(v.RequestID, 128)
+	w := jsonread.NewWalker(e.Data)
+	if w.Peek() != '{' {
+		return ""
+	}
+	var id string
+	w.Members(func(name string) bool {
+		if name == fieldRequestID && w.Peek() == '"' {
+			start := w.Pos()
+			w.Skip()
+			id = jsonread.Unquote(e.Data[start:w.Pos()])
+			return true
+		}
+		w.Skip()
+		return true
+	})
+	return id
 }
 
 // truncateBytes cuts s to at most n bytes without splitting a character.

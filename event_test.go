@@ -172,7 +172,15 @@ func TestEventHelpers(t *testing.T) {
 	assert.Equal(t, "", Event{}.RequestID())
 	long := strings.Repeat("é", 100) // 200 bytes
 	ev, _ = NewEvent(EventResult, IntSession(1), ResultData{RequestID: long})
-	assert.Equal(t, strings.Repeat("é", 64), ev.RequestID(), "cut at 128 bytes, on a character boundary")
+	assert.Equal(t, long, ev.RequestID(), "whole: transports key asks by it")
+	// Not first, or escaped: read by decoding.
+	assert.Equal(t, `a"b`, Event{Data: json.RawMessage(` {"answers":[{"requestId":"no"}], "requestId" : "a\"b"}`)}.RequestID())
+	assert.Equal(t, "", Event{Data: json.RawMessage(`{"requestId":7}`)}.RequestID())
+	assert.Equal(t, "", Event{Data: json.RawMessage(`{"requestId":"x`)}.RequestID())
+	// The reply to a device cuts it at 128 bytes, on a character boundary.
+	var data ErrorData
+	require.NoError(t, json.Unmarshal(ErrorEvent(IntSession(1), ev.RequestID(), ErrNotPending).Data, &data))
+	assert.Equal(t, strings.Repeat("é", 64), data.RequestID)
 }
 
 // FuzzEnvelope: an envelope that parses is produced again with the same meaning, and the

@@ -109,7 +109,10 @@ func readQuestions(sc *jsonscan.Scanner, req *Request, p *quickschema.Schema) bo
 	}
 	qs := p.Items
 	ok := sc.Array(func() bool {
-		var q Question
+		// Read in place, into the slice: a question read through the field table would
+		// otherwise escape to the heap, once more for every question.
+		req.Questions = append(req.Questions, Question{})
+		q := &req.Questions[len(req.Questions)-1]
 		var seen [len(questionTexts) + 2]bool // the texts, options, multiSelect
 		ok := sc.Object(func(name string) bool {
 			i := -1
@@ -117,7 +120,7 @@ func readQuestions(sc *jsonscan.Scanner, req *Request, p *quickschema.Schema) bo
 			switch name {
 			case fieldOptions:
 				i = len(questionTexts)
-				ok = readOptions(sc, &q, qs.Props[name])
+				ok = readOptions(sc, q, qs.Props[name])
 			case fieldMultiSelect:
 				i = len(questionTexts) + 1
 				q.MultiSelect, ok = sc.Bool()
@@ -125,7 +128,7 @@ func readQuestions(sc *jsonscan.Scanner, req *Request, p *quickschema.Schema) bo
 				for k, f := range questionTexts {
 					if f.name == name {
 						i = k
-						ok = readText(sc, f.get(&q), qs.Props[name])
+						ok = readText(sc, f.get(q), qs.Props[name])
 						break
 					}
 				}
@@ -136,11 +139,7 @@ func readQuestions(sc *jsonscan.Scanner, req *Request, p *quickschema.Schema) bo
 			seen[i] = true
 			return true
 		})
-		if !ok || !qs.HasRequired(func(name string) bool { return seen[questionMember(name)] }) {
-			return false
-		}
-		req.Questions = append(req.Questions, q)
-		return true
+		return ok && qs.HasRequired(func(name string) bool { return seen[questionMember(name)] })
 	})
 	return ok && p.ValidCount(len(req.Questions))
 }
@@ -175,7 +174,8 @@ func readOptions(sc *jsonscan.Scanner, q *Question, p *quickschema.Schema) bool 
 	os := p.Items
 	q.Options = make([]Option, 0, max(p.MaxItems, 0)) // one allocation for the usual 2 to 4
 	ok := sc.Array(func() bool {
-		var o Option
+		q.Options = append(q.Options, Option{}) // read in place, as questions are
+		o := &q.Options[len(q.Options)-1]
 		var seen [len(optionTexts)]bool
 		ok := sc.Object(func(name string) bool {
 			for k, f := range optionTexts {
@@ -189,22 +189,18 @@ func readOptions(sc *jsonscan.Scanner, q *Question, p *quickschema.Schema) bool 
 				if sc.Literal("null") { // absent, when optional
 					return !os.IsRequired(name)
 				}
-				return readText(sc, f.get(&o), os.Props[name])
+				return readText(sc, f.get(o), os.Props[name])
 			}
 			return false
 		})
-		if !ok || !os.HasRequired(func(name string) bool {
+		return ok && os.HasRequired(func(name string) bool {
 			for k, f := range optionTexts {
 				if f.name == name {
 					return seen[k]
 				}
 			}
 			return false
-		}) {
-			return false
-		}
-		q.Options = append(q.Options, o)
-		return true
+		})
 	})
 	if len(q.Options) == 0 {
 		q.Options = nil // as the slow path has it

@@ -13,7 +13,7 @@ type memoryStore struct {
 	closed   bool // Put fails with ErrClosed
 	rev      uint64
 	pending  map[key]*memRecord
-	sessions map[SessionID]*memList
+	sessions map[SessionID]memList // by value: a session's first question allocates nothing more
 }
 
 // key is a struct, not a joined string: session ids may contain any character.
@@ -35,7 +35,7 @@ type memList struct {
 }
 
 func newMemoryStore() *memoryStore {
-	return &memoryStore{pending: make(map[key]*memRecord), sessions: make(map[SessionID]*memList)}
+	return &memoryStore{pending: make(map[key]*memRecord), sessions: make(map[SessionID]memList)}
 }
 
 func (s *memoryStore) Put(_ context.Context, rec Record) (Record, bool, error) {
@@ -53,10 +53,6 @@ func (s *memoryStore) Put(_ context.Context, rec Record) (Record, bool, error) {
 	m := &memRecord{rec: rec}
 	s.pending[k] = m
 	l := s.sessions[rec.Session]
-	if l == nil {
-		l = &memList{}
-		s.sessions[rec.Session] = l
-	}
 	if l.last == nil {
 		l.first = m
 	} else {
@@ -64,6 +60,7 @@ func (s *memoryStore) Put(_ context.Context, rec Record) (Record, bool, error) {
 	}
 	l.last = m
 	l.n++
+	s.sessions[rec.Session] = l
 	return rec, true, nil
 }
 
@@ -99,6 +96,8 @@ func (s *memoryStore) End(_ context.Context, rec Record) (bool, error) {
 	m.prev, m.next = nil, nil
 	if l.n--; l.n == 0 {
 		delete(s.sessions, k.session)
+	} else {
+		s.sessions[k.session] = l
 	}
 	return true, nil
 }
@@ -110,8 +109,8 @@ func (s *memoryStore) Pending(_ context.Context, session SessionID) ([]Record, e
 }
 
 func (s *memoryStore) pendingLocked(session SessionID) []Record {
-	l := s.sessions[session]
-	if l == nil {
+	l, ok := s.sessions[session]
+	if !ok {
 		return nil
 	}
 	out := make([]Record, 0, l.n)
@@ -128,7 +127,8 @@ func (s *memoryStore) Watch(func(Record)) (stop func()) { return func() {} }
 func (s *memoryStore) waiting(session SessionID) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.sessions[session] != nil
+	_, ok := s.sessions[session]
+	return ok
 }
 
 // close makes later Puts fail with ErrClosed and returns every pending record, for the

@@ -8,7 +8,6 @@ package askusertest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 
@@ -43,11 +42,7 @@ func (t *Transport) Bind(in askuser.Inbound) {
 func (t *Transport) Send(ctx context.Context, ev askuser.Event) error {
 	var id string
 	if ev.Type == askuser.EventAsk || ev.Type == askuser.EventResolved {
-		var v struct {
-			RequestID string `json:"requestId"`
-		}
-		_ = json.Unmarshal(ev.Data, &v)
-		id = v.RequestID
+		id = ev.RequestID()
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

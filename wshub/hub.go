@@ -2,9 +2,7 @@ package wshub
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -14,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/askuser-go/askuser"
 	"github.com/coder/websocket"
@@ -350,7 +347,7 @@ func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
 	var key askKey
 	tracked := ev.Type == askuser.EventAsk || ev.Type == askuser.EventResolved
 	if tracked {
-		key = askKey{ev.SessionID, requestID(ev.Data)}
+		key = askKey{ev.SessionID, ev.RequestID()}
 	}
 	h.mu.Lock()
 	if h.closed {
@@ -372,23 +369,6 @@ func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
 	}
 	h.mu.Unlock()
 	return nil
-}
-
-// requestID returns the requestId that ask and resolved data name. The library writes it
-// first, plainly, so that it is read without decoding the rest; any other data is decoded.
-func requestID(data []byte) string {
-	const prefix = `{"requestId":"`
-	if bytes.HasPrefix(data, []byte(prefix)) {
-		rest := data[len(prefix):]
-		if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 && utf8.Valid(rest[:i]) {
-			return string(rest[:i])
-		}
-	}
-	var v struct {
-		RequestID string `json:"requestId"`
-	}
-	_ = json.Unmarshal(data, &v)
-	return v.RequestID
 }
 
 // Connected reports whether the session has a live connection; it implements
