@@ -379,10 +379,8 @@ func TestUnsupportedForms(t *testing.T) {
 			if !errors.As(e.err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, c.want) {
 				t.Fatalf("got %+v, %v; want an invalid-params error with %q", e.res, e.err, c.want)
 			}
-			h.devices.mu.Lock()
-			defer h.devices.mu.Unlock()
-			if len(h.devices.events) != 0 {
-				t.Fatalf("a device was sent %d events", len(h.devices.events))
+			if h.devices.count() != 0 {
+				t.Fatalf("a device was sent %d events", h.devices.count())
 			}
 		})
 	}
@@ -407,7 +405,7 @@ func TestSameElicitationJoins(t *testing.T) {
 			t.Fatalf("got %+v, %v", e.res, e.err)
 		}
 	}
-	if got := len(h.devices.events); got != 2 { // one ask, one resolution
+	if got := h.devices.count(); got != 2 { // one ask, one resolution
 		t.Fatalf("%d events, want 2 (one question asked once)", got)
 	}
 }

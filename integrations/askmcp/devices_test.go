@@ -33,6 +33,13 @@ func (t *devices) Send(_ context.Context, ev askuser.Event) error {
 	return nil
 }
 
+// count returns how many events were sent.
+func (t *devices) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.events)
+}
+
 // next waits for the next event of the given type after the first `after` events, and
 // returns it with its index.
 func (t *devices) next(tb testing.TB, typ string, after int) (askuser.Event, int) {
