@@ -434,13 +434,18 @@ func TestElicitationOverStreamableHTTP(t *testing.T) {
 				}
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + ":" + res.Content["region"].(string)}}}, nil
 			})
-			hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+			// go-sdk v1.8.0 serves 2026-07-28 over streamable HTTP only in stateless mode.
+			hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+				&mcp.StreamableHTTPOptions{Stateless: version >= "2026-07-28"}))
 			defer hs.Close()
 			cs, err := h.client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != version {
+				t.Fatalf("negotiated %s", got)
+			}
 			go func() {
 				a, _ := h.devices.ask(t, 0)
 				_ = answer(t, h.d, h.session, a.RequestID, pick(a.Questions[0].Question, "us"))

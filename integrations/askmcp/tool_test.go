@@ -384,17 +384,37 @@ func TestToolInputRequestsAcrossReplicas(t *testing.T) {
 	}
 }
 
-// TestToolOverStreamableHTTP: the tool behind go-sdk's streamable HTTP handler, with the
-// client eliciting (2025-11-25 inside the call, 2026-07-28 by input requests), and with
-// a client that cannot elicit, answered on a device of the MCP session's own id.
+// TestToolOverStreamableHTTP: the tool behind go-sdk's streamable HTTP handler, with a
+// client that elicits and one that cannot (answered on a device of the MCP session's
+// own id). 2026-07-28 needs the handler's stateless mode in go-sdk v1.8.0; there two
+// replicas take the requests in turn, so the retry of each call reaches the replica
+// that did not ask: the signed request state is all they share.
 func TestToolOverStreamableHTTP(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
 	for _, c := range []struct {
 		version string
 		elicit  bool
-	}{{"2025-11-25", true}, {"2026-07-28", true}, {"2025-11-25", false}, {"2026-07-28", false}} {
+	}{{"2025-11-25", true}, {"2025-11-25", false}, {"2026-07-28", true}} {
 		t.Run(c.version+map[bool]string{true: "-elicit", false: "-devices"}[c.elicit], func(t *testing.T) {
-			s := newServer(t, nil)
-			hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, nil))
+			stateless := c.version >= "2026-07-28"
+			var replicas []http.Handler
+			var servers []*server
+			for range 2 {
+				s := newServer(t, &askmcp.ToolOptions{StateKey: key})
+				servers = append(servers, s)
+				replicas = append(replicas, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+					&mcp.StreamableHTTPOptions{Stateless: stateless}))
+			}
+			var turn atomic.Int32
+			var served [2]atomic.Int32
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				i := 0
+				if stateless {
+					i = int(turn.Add(1) % 2)
+				}
+				served[i].Add(1)
+				replicas[i].ServeHTTP(w, r)
+			}))
 			defer hs.Close()
 			opts := &mcp.ClientOptions{}
 			if c.elicit {
@@ -405,24 +425,31 @@ func TestToolOverStreamableHTTP(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != c.version {
+				t.Fatalf("negotiated %s", got)
+			}
 			if !c.elicit {
 				go func() {
-					a, _ := s.devices.ask(t, 0)
-					session := mcpSession
-					if cs.ID() != "" {
-						session = askuser.StringSession(cs.ID())
-					}
-					if err := answer(t, s.d, session, a.RequestID, pick(a.Questions[0].Question, "React")); err != nil {
+					a, _ := servers[0].devices.ask(t, 0)
+					if err := answer(t, servers[0].d, askuser.StringSession(cs.ID()), a.RequestID, pick(a.Questions[0].Question, "React")); err != nil {
 						t.Error(err)
 					}
 				}()
 			}
-			res, err := cs.CallTool(t.Context(), callParams(frameworkArgs, ""))
-			if err != nil {
-				t.Fatal(err)
+			for range 2 {
+				res, err := cs.CallTool(t.Context(), callParams(frameworkArgs, ""))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.IsError || !strings.Contains(text(t, res), `"selectedLabels":["React"]`) {
+					t.Fatalf("result %q", text(t, res))
+				}
+				if !c.elicit {
+					break
+				}
 			}
-			if res.IsError || !strings.Contains(text(t, res), `"selectedLabels":["React"]`) {
-				t.Fatalf("result %q", text(t, res))
+			if stateless && (served[0].Load() == 0 || served[1].Load() == 0) {
+				t.Fatalf("requests served: %d and %d", served[0].Load(), served[1].Load())
 			}
 		})
 	}
