@@ -167,4 +167,3 @@ func invalidParams(err error) error {
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 }
-

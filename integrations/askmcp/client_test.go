@@ -117,33 +117,41 @@ func TestElicitationMapping(t *testing.T) {
 		message: "Pick a region.",
 		schema:  `{"type":"object","properties":{"region":{"type":"string","title":"Region","enum":["eu","us"],"enumNames":["Europe","United States"]}},"required":["region"]}`,
 		want:    []string{"Region|Pick a region.\n\nRegion|false|Europe,United States"},
-		answers: func(a askuser.AskData) []askuser.Answer { return []askuser.Answer{pick(a.Questions[0].Question, "United States")} },
+		answers: func(a askuser.AskData) []askuser.Answer {
+			return []askuser.Answer{pick(a.Questions[0].Question, "United States")}
+		},
 		content: `{"region":"us"}`,
 	}, {
-		name:    "titled oneOf, optional, answered by typing a value",
-		schema:  `{"type":"object","properties":{"size":{"type":"string","description":"Which size?","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"Large"}]}}}`,
-		want:    []string{"size|Which size?|false|Small,Large,Leave empty"},
-		answers: func(a askuser.AskData) []askuser.Answer { return []askuser.Answer{typed(a.Questions[0].Question, "large")} },
+		name:   "titled oneOf, optional, answered by typing a value",
+		schema: `{"type":"object","properties":{"size":{"type":"string","description":"Which size?","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"Large"}]}}}`,
+		want:   []string{"size|Which size?|false|Small,Large,Leave empty"},
+		answers: func(a askuser.AskData) []askuser.Answer {
+			return []askuser.Answer{typed(a.Questions[0].Question, "large")}
+		},
 		content: `{"size":"l"}`,
 	}, {
-		name:    "optional field left empty",
-		schema:  `{"type":"object","properties":{"size":{"type":"string","enum":["s","m","l"]}}}`,
-		want:    []string{"size|size|false|s,m,l,Leave empty"},
-		answers: func(a askuser.AskData) []askuser.Answer { return []askuser.Answer{pick(a.Questions[0].Question, "Leave empty")} },
+		name:   "optional field left empty",
+		schema: `{"type":"object","properties":{"size":{"type":"string","enum":["s","m","l"]}}}`,
+		want:   []string{"size|size|false|s,m,l,Leave empty"},
+		answers: func(a askuser.AskData) []askuser.Answer {
+			return []askuser.Answer{pick(a.Questions[0].Question, "Leave empty")}
+		},
 		content: `null`, // an empty content is left out on the wire
 	}, {
-		name:    "multi-select of titled enums",
-		schema:  `{"type":"object","properties":{"tags":{"type":"array","title":"Tags","description":"Which apply?","items":{"anyOf":[{"const":"a","title":"Alpha"},{"const":"b","title":"Beta"},{"const":"c","title":"Gamma"}]},"minItems":1}},"required":["tags"]}`,
-		want:    []string{"Tags|Tags: Which apply?|true|Alpha,Beta,Gamma"},
+		name:   "multi-select of titled enums",
+		schema: `{"type":"object","properties":{"tags":{"type":"array","title":"Tags","description":"Which apply?","items":{"anyOf":[{"const":"a","title":"Alpha"},{"const":"b","title":"Beta"},{"const":"c","title":"Gamma"}]},"minItems":1}},"required":["tags"]}`,
+		want:   []string{"Tags|Tags: Which apply?|true|Alpha,Beta,Gamma"},
 		answers: func(a askuser.AskData) []askuser.Answer {
 			return []askuser.Answer{pick(a.Questions[0].Question, "Alpha", "Gamma")}
 		},
 		content: `{"tags":["a","c"]}`,
 	}, {
-		name:    "multi-select answering none",
-		schema:  `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","enum":["x","y"]}}},"required":["tags"]}`,
-		want:    []string{"tags|tags|true|x,y,None of these"},
-		answers: func(a askuser.AskData) []askuser.Answer { return []askuser.Answer{pick(a.Questions[0].Question, "None of these")} },
+		name:   "multi-select answering none",
+		schema: `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","enum":["x","y"]}}},"required":["tags"]}`,
+		want:   []string{"tags|tags|true|x,y,None of these"},
+		answers: func(a askuser.AskData) []askuser.Answer {
+			return []askuser.Answer{pick(a.Questions[0].Question, "None of these")}
+		},
 		content: `{"tags":[]}`,
 	}, {
 		name:    "boolean",
@@ -161,15 +169,17 @@ func TestElicitationMapping(t *testing.T) {
 		},
 		content: `{"name":"Ada Lovelace"}`,
 	}, {
-		name:    "free text with a default",
-		schema:  `{"type":"object","properties":{"branch":{"type":"string","default":"main"}},"required":["branch"]}`,
-		want:    []string{"branch|branch (type your answer)|false|Default: main,Decline"},
-		answers: func(a askuser.AskData) []askuser.Answer { return []askuser.Answer{pick(a.Questions[0].Question, "Default: main")} },
+		name:   "free text with a default",
+		schema: `{"type":"object","properties":{"branch":{"type":"string","default":"main"}},"required":["branch"]}`,
+		want:   []string{"branch|branch (type your answer)|false|Default: main,Decline"},
+		answers: func(a askuser.AskData) []askuser.Answer {
+			return []askuser.Answer{pick(a.Questions[0].Question, "Default: main")}
+		},
 		content: `{"branch":"main"}`,
 	}, {
-		name:    "date",
-		schema:  `{"type":"object","properties":{"when":{"type":"string","format":"date"}},"required":["when"]}`,
-		want:    []string{"when|when (a date, YYYY-MM-DD)|false|Today (2026-12-03),Tomorrow (2026-12-04)"},
+		name:   "date",
+		schema: `{"type":"object","properties":{"when":{"type":"string","format":"date"}},"required":["when"]}`,
+		want:   []string{"when|when (a date, YYYY-MM-DD)|false|Today (2026-12-03),Tomorrow (2026-12-04)"},
 		answers: func(a askuser.AskData) []askuser.Answer {
 			return []askuser.Answer{pick(a.Questions[0].Question, "Tomorrow (2026-12-04)")}
 		},
@@ -181,10 +191,12 @@ func TestElicitationMapping(t *testing.T) {
 		answers: func(a askuser.AskData) []askuser.Answer { return []askuser.Answer{typed(a.Questions[0].Question, "3")} },
 		content: `{"n":3}`,
 	}, {
-		name:    "number",
-		schema:  `{"type":"object","properties":{"ratio":{"type":"number"}},"required":["ratio"]}`,
-		want:    []string{"ratio|ratio (a number)|false|Decline,Not now"},
-		answers: func(a askuser.AskData) []askuser.Answer { return []askuser.Answer{typed(a.Questions[0].Question, "0.25")} },
+		name:   "number",
+		schema: `{"type":"object","properties":{"ratio":{"type":"number"}},"required":["ratio"]}`,
+		want:   []string{"ratio|ratio (a number)|false|Decline,Not now"},
+		answers: func(a askuser.AskData) []askuser.Answer {
+			return []askuser.Answer{typed(a.Questions[0].Question, "0.25")}
+		},
 		content: `{"ratio":0.25}`,
 	}, {
 		name:    "four fields at once",
@@ -214,7 +226,9 @@ func TestElicitationMapping(t *testing.T) {
 		name:    "a message alone is a confirmation",
 		message: "Deploy to production?",
 		want:    []string{"Confirm|Deploy to production?|false|Accept,Decline"},
-		answers: func(a askuser.AskData) []askuser.Answer { return []askuser.Answer{pick(a.Questions[0].Question, "Accept")} },
+		answers: func(a askuser.AskData) []askuser.Answer {
+			return []askuser.Answer{pick(a.Questions[0].Question, "Accept")}
+		},
 		content: `null`,
 	}} {
 		t.Run(c.name, func(t *testing.T) {

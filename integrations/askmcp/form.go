@@ -525,9 +525,9 @@ func (f *form) request(notes map[*field]string) (*askuser.Request, map[string]*f
 
 // outcome is what the person's answers to a round mean for the elicitation.
 type outcome struct {
-	action string                  // "accept", "decline" or "cancel"
-	again  map[*field]string       // fields to ask again, each with why; empty when done
-	values map[*field]fieldValue   // the values given so far
+	action string                // "accept", "decline" or "cancel"
+	again  map[*field]string     // fields to ask again, each with why; empty when done
+	values map[*field]fieldValue // the values given so far
 }
 
 type fieldValue struct {

@@ -137,14 +137,16 @@ func TestToolClientAnswers(t *testing.T) {
 // the tool result.
 func TestToolDeviceAnswersFirst(t *testing.T) {
 	s := newServer(t, nil)
-	cancelled := make(chan struct{})
+	started, cancelled := make(chan struct{}), make(chan struct{})
 	cs := s.client(t, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		close(started)
 		<-ctx.Done()
 		close(cancelled)
 		return nil, ctx.Err()
 	}}, "2025-11-25")
 	go func() {
 		a, _ := s.devices.ask(t, 0)
+		<-started // the person answers on a device while the client's form is open
 		_ = answer(t, s.d, mcpSession, a.RequestID, pick(a.Questions[0].Question, "React"))
 	}()
 	res, err := cs.CallTool(t.Context(), callParams(frameworkArgs, ""))
