@@ -63,6 +63,23 @@ func (t *devices) next(tb testing.TB, typ string, after int) (askuser.Event, int
 	}
 }
 
+// firstAsk waits for the first question asked, for examples, which have no testing.TB.
+func (t *devices) firstAsk() askuser.AskData {
+	for {
+		t.mu.Lock()
+		for _, ev := range t.events {
+			if ev.Type == askuser.EventAsk {
+				t.mu.Unlock()
+				var a askuser.AskData
+				_ = json.Unmarshal(ev.Data, &a)
+				return a
+			}
+		}
+		t.mu.Unlock()
+		<-t.wake
+	}
+}
+
 // ask waits for the next question asked, after the first `after` events.
 func (t *devices) ask(tb testing.TB, after int) (askuser.AskData, int) {
 	tb.Helper()
