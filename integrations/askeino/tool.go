@@ -7,7 +7,7 @@
 //	tools := compose.ToolsNodeConfig{Tools: []tool.BaseTool{askeino.NewTool(d, nil)}}
 //
 // The tool's request id is the model's tool-call id, as Eino's ToolsNode gives it
-// ([compose.GetToolCallID]); docs/INTEGRATIONS.md ("Eino") says more.
+// ([compose.GetToolCallID]); docs/EINO.md says more.
 package askeino
 
 import (

@@ -51,7 +51,7 @@ type HandlerOptions struct {
 // questions, through d, on every device of session; the first answer wins, and becomes
 // the elicitation's result. opts may be nil.
 //
-// The form's fields become questions by the mapping of docs/INTEGRATIONS.md ("MCP"):
+// The form's fields become questions by the mapping of docs/MCP.md:
 // enums single-select, arrays of enums multi-select, booleans yes or no, text, numbers
 // and integers typed through "Other", and a form without fields a confirmation. The
 // answers become the content with the JSON types of the schema.

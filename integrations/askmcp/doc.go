@@ -16,6 +16,6 @@
 //
 //	askmcp.AddTool(server, d, nil)
 //
-// docs/INTEGRATIONS.md ("MCP") has the mapping between forms and questions, the ids
+// docs/MCP.md has the mapping between forms and questions, the ids
 // used, and what each protocol version does.
 package askmcp

@@ -18,8 +18,8 @@ import (
 )
 
 // This file maps an MCP form elicitation to an askuser question set and the person's
-// answers back to the form's content: the host side. The table in docs/INTEGRATIONS.md
-// ("MCP") is the contract; the comments say why each mapping is what it is.
+// answers back to the form's content: the host side. The table in docs/MCP.md is the
+// contract; the comments say why each mapping is what it is.
 
 // Labels of the options the mapping adds. They are plain words a person reads in the
 // panel; each one's description says what choosing it sends.
@@ -332,7 +332,7 @@ func newField(name string, s *jsonschema.Schema, required bool, now time.Time) (
 	}
 	// A question needs two options; a free-text field may have fewer that are values.
 	// The rest are the two ways of not answering that MCP knows, so that every option
-	// means something when chosen (see docs/INTEGRATIONS.md, "Free text").
+	// means something when chosen (see docs/MCP.md, "Free text").
 	if len(fl.question.Options) < askuser.MinOptions {
 		fl.addOption(labelDecline, "Refuse to give this; the whole request is declined", choice{kind: choiceDecline})
 	}

@@ -81,7 +81,7 @@ func AddTool(server *mcp.Server, d *askuser.Dispatcher, opts *ToolOptions) {
 //
 //   - Before 2026-07-28: the question is asked through d on the session's devices and,
 //     when the client declared the elicitation capability, of the client too, by an
-//     elicitation inside the call (the form of docs/INTEGRATIONS.md, "MCP"). The first
+//     elicitation inside the call (the form of docs/MCP.md). The first
 //     answer wins: a device's answer cancels the client's elicitation, the client's
 //     answer ends the question on every device. The client's "decline" declines, its
 //     "cancel" cancels the call. While the call waits, progress notifications keep it
