@@ -94,6 +94,7 @@ type UnsupportedError struct {
 	Problems []string
 }
 
+// Error lists every problem, after saying that nobody was asked.
 func (e *UnsupportedError) Error() string {
 	return "askmcp: this elicitation cannot be asked on the user's devices: " + strings.Join(e.Problems, "; ")
 }

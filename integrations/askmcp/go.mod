@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
+	github.com/coder/websocket v1.8.15
 	github.com/google/jsonschema-go v0.4.3
 	github.com/google/uuid v1.6.0
 	github.com/mark3labs/mcp-go v1.2.1
