@@ -404,13 +404,22 @@ func TestUnsupportedForms(t *testing.T) {
 // retrying) waits on the question already asked; both get the one answer.
 func TestSameElicitationJoins(t *testing.T) {
 	h := newHost(t, nil)
+	entered := make(chan struct{}, 2)
+	handler := askmcp.ElicitationHandler(h.d, h.session, nil)
+	h.client = mcp.NewClient(impl, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		entered <- struct{}{}
+		return handler(ctx, req)
+	}})
 	ss := h.connect(t, mcp.NewServer(impl, nil), "2025-11-25")
 	p := &mcp.ElicitParams{Message: "Proceed?", RequestedSchema: schema(t, `{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)}
 	first := elicit(ss, t.Context(), p)
 	a, _ := h.devices.ask(t, 0)
+	<-entered
 	second := elicit(ss, t.Context(), p)
-	// The second elicitation's question joins the first: wait until both wait on it.
-	time.Sleep(50 * time.Millisecond)
+	// The second elicitation's question joins the first once its handler has mapped the
+	// form, a few microseconds after it is entered; give it ample time.
+	<-entered
+	time.Sleep(20 * time.Millisecond)
 	if err := answer(t, h.d, h.session, a.RequestID, pick(a.Questions[0].Question, "Yes")); err != nil {
 		t.Fatal(err)
 	}
