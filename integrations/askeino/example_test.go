@@ -1,0 +1,56 @@
+package askeino_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/integrations/askeino"
+	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/compose"
+	"github.com/cloudwego/eino/flow/agent/react"
+	"github.com/cloudwego/eino/schema"
+)
+
+// Eino's ReAct agent runs ask_user_questions when its model calls it; a scripted device
+// answers, and the model reads the answer as the tool message of its call.
+func ExampleNewTool() {
+	ctx := context.Background()
+	dev := newDevices()
+	d := askuser.New(dev, nil)
+	defer d.Close()
+	session := askuser.IntSession(123)
+
+	model := &scriptedModel{callID: "call_1", args: `{"questions":[{"question":"Which framework should we use?",
+		"header":"Framework","multiSelect":false,"options":[{"label":"Vue 3","description":"Matches the stack"},
+		{"label":"React","description":"Larger ecosystem"}]}]}`}
+	agent, err := react.NewAgent(ctx, &react.AgentConfig{
+		ToolCallingModel: model,
+		ToolsConfig:      compose.ToolsNodeConfig{Tools: []tool.BaseTool{askeino.NewTool(d, nil)}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	go func() { // the person's device
+		<-dev.wake
+		dev.mu.Lock()
+		var ask askuser.AskData
+		_ = json.Unmarshal(dev.events[0].Data, &ask)
+		dev.mu.Unlock()
+		fmt.Println("asked:", ask.RequestID, ask.Questions[0].Question)
+		ev, _ := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{RequestID: ask.RequestID,
+			Answers: []askuser.Answer{{Question: ask.Questions[0].Question, SelectedLabels: []string{"React"}}}})
+		_ = d.HandleEvent(ctx, ev)
+	}()
+	out, err := agent.Generate(askeino.WithSession(ctx, session), []*schema.Message{schema.UserMessage("Start the new module.")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(out.Content)
+	// Output:
+	// asked: call_1 Which framework should we use?
+	// The user said: {"answers":[{"question":"Which framework should we use?","selectedLabels":["React"],"customInput":null}]}
+}

@@ -1,0 +1,181 @@
+package askeino_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askuser-go/askuser"
+	"github.com/cloudwego/eino/components/model"
+	"github.com/cloudwego/eino/schema"
+)
+
+// devices is the person's side of a dispatcher in these tests: an askuser.Transport
+// that records every event sent to the devices; a test answers with
+// Dispatcher.HandleEvent, as a device would.
+type devices struct {
+	mu     sync.Mutex
+	events []askuser.Event
+	wake   chan struct{}
+}
+
+func newDevices() *devices { return &devices{wake: make(chan struct{}, 1)} }
+
+func (t *devices) Send(_ context.Context, ev askuser.Event) error {
+	t.mu.Lock()
+	t.events = append(t.events, ev)
+	t.mu.Unlock()
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// count returns how many events of the type were sent.
+func (t *devices) count(typ string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, ev := range t.events {
+		if ev.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// ask waits for the n-th question asked (from 0).
+func (t *devices) ask(tb testing.TB, n int) askuser.AskData {
+	tb.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		t.mu.Lock()
+		seen := 0
+		for _, ev := range t.events {
+			if ev.Type != askuser.EventAsk {
+				continue
+			}
+			if seen == n {
+				t.mu.Unlock()
+				var a askuser.AskData
+				if err := json.Unmarshal(ev.Data, &a); err != nil {
+					tb.Fatal(err)
+				}
+				return a
+			}
+			seen++
+		}
+		t.mu.Unlock()
+		select {
+		case <-t.wake:
+		case <-deadline:
+			tb.Fatalf("question %d was not asked", n)
+		}
+	}
+}
+
+// answer answers a question on a device with the first option of every question.
+func answer(tb testing.TB, d *askuser.Dispatcher, session askuser.SessionID, a askuser.AskData) {
+	tb.Helper()
+	data := askuser.ResultData{RequestID: a.RequestID, Answers: firstOptions(a.Questions)}
+	ev, err := askuser.NewEvent(askuser.EventResult, session, data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := d.HandleEvent(context.Background(), ev); err != nil {
+		tb.Error(err)
+	}
+}
+
+func firstOptions(qs []askuser.Question) []askuser.Answer {
+	var out []askuser.Answer
+	for _, q := range qs {
+		out = append(out, askuser.Answer{Question: q.Question, SelectedLabels: []string{q.Options[0].Label}})
+	}
+	return out
+}
+
+// scriptedModel is a model.ToolCallingChatModel that plays a model: its first reply
+// calls ask_user_questions; then it answers with the tool result it was given.
+type scriptedModel struct {
+	callID string
+	args   string
+
+	mu    sync.Mutex
+	seen  [][]*schema.Message // every input, in order
+	tools []*schema.ToolInfo
+}
+
+var _ model.ToolCallingChatModel = (*scriptedModel)(nil)
+
+func (m *scriptedModel) Generate(_ context.Context, input []*schema.Message, _ ...model.Option) (*schema.Message, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seen = append(m.seen, input)
+	last := input[len(input)-1]
+	if last.Role == schema.Tool {
+		return schema.AssistantMessage("The user said: "+last.Content, nil), nil
+	}
+	return schema.AssistantMessage("", []schema.ToolCall{{
+		ID:       m.callID,
+		Function: schema.FunctionCall{Name: askuser.ToolName, Arguments: m.args},
+	}}), nil
+}
+
+func (m *scriptedModel) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
+	msg, err := m.Generate(ctx, input, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return schema.StreamReaderFromArray([]*schema.Message{msg}), nil
+}
+
+func (m *scriptedModel) WithTools(tools []*schema.ToolInfo) (model.ToolCallingChatModel, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tools = tools
+	return m, nil
+}
+
+// toolMessage returns the tool message the model was given, or fails.
+func (m *scriptedModel) toolMessage(tb testing.TB) *schema.Message {
+	tb.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, in := range m.seen {
+		if last := in[len(in)-1]; last.Role == schema.Tool {
+			return last
+		}
+	}
+	tb.Fatal("the model was given no tool result")
+	return nil
+}
+
+// memoryStore is a compose.CheckPointStore in memory.
+type memoryStore struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (s *memoryStore) Get(_ context.Context, id string) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.m[id]
+	return b, ok, nil
+}
+
+func (s *memoryStore) Set(_ context.Context, id string, b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string][]byte{}
+	}
+	s.m[id] = b
+	return nil
+}
+
+var errNoInterrupt = errors.New("the run did not interrupt")

@@ -1,0 +1,206 @@
+package askeino
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/askuser-go/askuser"
+	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/compose"
+	"github.com/cloudwego/eino/schema"
+	"github.com/google/uuid"
+)
+
+func init() {
+	// Checkpoints keep interrupt infos and states as interface values, by name.
+	schema.RegisterName[*Question]("askuser_askeino_question")
+	schema.RegisterName[*State]("askuser_askeino_state")
+	schema.RegisterName[*Resume]("askuser_askeino_resume")
+}
+
+// Question is the info of an [InterruptTool]'s interrupt: what the session's devices
+// were asked, and its request id, by which a host can tell when it is answered (the
+// dispatcher's [askuser.Options.OnEnd] names it).
+type Question struct {
+	RequestID string
+	Questions []askuser.Question
+	Metadata  json.RawMessage
+}
+
+// State is the state an [InterruptTool] saves with its interrupt, in the checkpoint:
+// the request id, so that the resumed run waits on the same question, and the
+// arguments, to ask it again where it is no longer pending (a host restarted without a
+// dispatcher that keeps questions across restarts).
+type State struct {
+	RequestID string
+	Arguments string
+}
+
+// Resume is resume data a host may give an interrupted ask_user_questions call
+// ([compose.ResumeWithData] with the interrupt's id): the person's answers obtained
+// some other way, or their decline. They count as a device's: askuser checks them
+// against the question, and the first answer wins. Without resume data, the resumed
+// call waits for a device's answer.
+type Resume struct {
+	Answers  []askuser.Answer
+	Declined bool
+}
+
+// InterruptTool is ask_user_questions as an Eino [tool.InvokableTool] for hosts that
+// checkpoint their runs: the first run of a call asks the question on the session's
+// devices and interrupts at once ([tool.StatefulInterrupt], with a [*Question] as the
+// info and a [*State]); the host saves the checkpoint and later resumes the run; the
+// resumed call returns the answer, waiting for it if it has not come yet, on the same
+// request id, so that it never asks twice. Its methods may be called concurrently.
+//
+// The question is asked by the dispatcher with a context of its own, so it stays
+// pending after the interrupted run returns, until it is answered, declined, times out
+// or is cancelled. Its outcome is kept, in memory, until a resumed call takes it.
+type InterruptTool struct {
+	d    *askuser.Dispatcher
+	opts Options
+
+	mu    sync.Mutex
+	asked map[askKey]*asking // by session and request id; removed by the call that takes the result
+}
+
+type askKey struct {
+	session askuser.SessionID
+	id      string
+}
+
+// asking is one question asked by an interrupted call. res is written once, before
+// done is closed.
+type asking struct {
+	done chan struct{}
+	res  askuser.Result
+}
+
+var _ tool.InvokableTool = (*InterruptTool)(nil)
+
+// NewInterruptTool returns the interrupting tool, asking through d. opts may be nil.
+func NewInterruptTool(d *askuser.Dispatcher, opts *Options) *InterruptTool {
+	return &InterruptTool{d: d, opts: opts.withDefaults(), asked: map[askKey]*asking{}}
+}
+
+// Info returns [ToolInfo].
+func (t *InterruptTool) Info(context.Context) (*schema.ToolInfo, error) { return ToolInfo() }
+
+// InvokableRun runs one call, first or resumed:
+//
+//   - First run: invalid arguments get askuser's error result at once (nobody is asked,
+//     nothing interrupts). Otherwise the question is asked, with the tool-call id of
+//     the context as its request id (a random one when there is none, kept in the
+//     State), and the run interrupts.
+//   - Resumed as the target, with [*Resume] data: the data answers (or declines) the
+//     question, then the call returns the outcome.
+//   - Resumed as the target without data: the call returns the outcome, waiting for it.
+//   - Re-run because another interrupt was resumed: the call returns the outcome when
+//     there is one already, and otherwise interrupts again with the same question.
+//
+// Where the question is no longer pending and its outcome is not known here (the
+// host restarted), it is asked again with the same request id: a dispatcher that keeps
+// questions across restarts then joins the one asked before.
+func (t *InterruptTool) InvokableRun(ctx context.Context, argumentsInJSON string, _ ...tool.Option) (string, error) {
+	session := t.opts.Session(ctx)
+	if session.IsZero() {
+		return "", ErrNoSession
+	}
+	wasInterrupted, hasState, st := tool.GetInterruptState[*State](ctx)
+	if !wasInterrupted || !hasState || st == nil {
+		id := compose.GetToolCallID(ctx)
+		if id == "" {
+			id = uuid.NewString()
+		}
+		req, err := askuser.ParseArguments([]byte(argumentsInJSON))
+		if err != nil {
+			res := t.d.Dispatch(ctx, askuser.ToolCall{Session: session, ID: id, Name: askuser.ToolName, Arguments: json.RawMessage(argumentsInJSON)})
+			return res.Content, nil
+		}
+		t.start(session, id, req)
+		return "", interrupt(ctx, id, req, &State{RequestID: id, Arguments: argumentsInJSON})
+	}
+
+	req, err := askuser.ParseArguments([]byte(st.Arguments))
+	if err != nil {
+		return "", errors.New("askeino: the interrupt state's arguments are not valid: " + err.Error())
+	}
+	a := t.start(session, st.RequestID, req)
+	isTarget, hasData, data := tool.GetResumeContext[*Resume](ctx)
+	if !isTarget {
+		select {
+		case <-a.done:
+			return t.take(session, st.RequestID, a).Content, nil
+		default:
+			return "", interrupt(ctx, st.RequestID, req, st)
+		}
+	}
+	if hasData && data != nil {
+		if err := t.deliver(ctx, session, st.RequestID, data, a); err != nil && !errors.Is(err, askuser.ErrNotPending) {
+			return "", err
+		}
+	}
+	select {
+	case <-a.done:
+		return t.take(session, st.RequestID, a).Content, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func interrupt(ctx context.Context, id string, req *askuser.Request, st *State) error {
+	return tool.StatefulInterrupt(ctx, &Question{RequestID: id, Questions: req.Questions, Metadata: req.Metadata}, st)
+}
+
+// start asks the question unless this tool is already asking it, and returns it.
+func (t *InterruptTool) start(session askuser.SessionID, id string, req *askuser.Request) *asking {
+	k := askKey{session, id}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if a := t.asked[k]; a != nil {
+		return a
+	}
+	a := &asking{done: make(chan struct{})}
+	t.asked[k] = a
+	go func() {
+		a.res = t.d.Ask(context.Background(), session, id, req)
+		close(a.done)
+	}()
+	return a
+}
+
+// take returns an ended question's result and forgets it.
+func (t *InterruptTool) take(session askuser.SessionID, id string, a *asking) askuser.Result {
+	t.mu.Lock()
+	if t.asked[askKey{session, id}] == a {
+		delete(t.asked, askKey{session, id})
+	}
+	t.mu.Unlock()
+	return a.res
+}
+
+// deliver gives the dispatcher the host's answers as a device's event. The question is
+// registered by the Ask that start runs beside, and may not be yet: ErrNotPending is
+// tried again until that Ask has returned.
+func (t *InterruptTool) deliver(ctx context.Context, session askuser.SessionID, id string, r *Resume, a *asking) error {
+	ev, err := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{RequestID: id, Answers: r.Answers, Declined: r.Declined})
+	if err != nil {
+		return err
+	}
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := t.d.HandleEvent(ctx, ev)
+		if !errors.Is(err, askuser.ErrNotPending) {
+			return err
+		}
+		select {
+		case <-a.done:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}

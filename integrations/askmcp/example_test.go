@@ -1,0 +1,98 @@
+package askmcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/integrations/askmcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A host that is an MCP client asks a server's form elicitation on the person's
+// devices. Here the device is scripted: it prints what it is shown and answers.
+func ExampleElicitationHandler() {
+	ctx := context.Background()
+	dev := newDevices()
+	d := askuser.New(dev, nil)
+	defer d.Close()
+	session := askuser.IntSession(123)
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "v1"}, &mcp.ClientOptions{
+		ElicitationHandler: askmcp.ElicitationHandler(d, session, nil),
+	})
+	server := mcp.NewServer(&mcp.Implementation{Name: "deployer", Version: "v1"}, nil)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, _ := server.Connect(ctx, st, nil)
+	defer ss.Close()
+	cs, _ := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	defer cs.Close()
+
+	go func() { // the person's device
+		ask := dev.firstAsk()
+		q := ask.Questions[0]
+		fmt.Printf("%s: %q, options %s / %s\n", q.Header, q.Question, q.Options[0].Label, q.Options[1].Label)
+		ev, _ := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{
+			RequestID: ask.RequestID,
+			Answers:   []askuser.Answer{{Question: q.Question, SelectedLabels: []string{"Europe"}}},
+		})
+		_ = d.HandleEvent(ctx, ev)
+	}()
+
+	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
+		Message: "Where should we deploy?",
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"region": map[string]any{"type": "string", "title": "Region", "oneOf": []any{
+					map[string]any{"const": "eu-west-1", "title": "Europe"},
+					map[string]any{"const": "us-east-1", "title": "United States"},
+				}},
+			},
+			"required": []any{"region"},
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Action, res.Content)
+	// Output:
+	// Region: "Where should we deploy?\n\nRegion", options Europe / United States
+	// accept map[region:eu-west-1]
+}
+
+// An MCP server serves ask_user_questions; the calling client, which can elicit, is
+// asked by a form, and its answer is the tool result.
+func ExampleAddTool() {
+	ctx := context.Background()
+	d := askuser.New(newDevices(), nil) // the person's other devices, here none answering
+	defer d.Close()
+	server := mcp.NewServer(&mcp.Implementation{Name: "askuser", Version: "v1"}, nil)
+	askmcp.AddTool(server, d, nil)
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "v1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			fmt.Println("form:", req.Params.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"q1": "React"}}, nil
+		},
+	})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, _ := server.Connect(ctx, st, nil)
+	defer ss.Close()
+	cs, _ := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	defer cs.Close()
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: askuser.ToolName, Arguments: json.RawMessage(
+		`{"questions":[{"question":"Which framework should we use?","header":"Framework","multiSelect":false,
+		  "options":[{"label":"Vue 3","description":"Matches the stack"},{"label":"React","description":"Larger ecosystem"}]}]}`)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.IsError, res.Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// form: Which framework should we use?
+	// false {"answers":[{"question":"Which framework should we use?","selectedLabels":["React"],"customInput":null}]}
+}

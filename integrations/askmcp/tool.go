@@ -1,0 +1,276 @@
+package askmcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/askuser-go/askuser"
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MetaToolCallID is the key of a tools/call request's _meta under which a client that
+// knows the model's tool-call id may pass it; the default [ToolOptions.CallID] reads it.
+const MetaToolCallID = "askuser.dev/toolCallId"
+
+// DefaultProgressInterval is how often, by default, a waiting call tells the client it
+// is alive.
+const DefaultProgressInterval = 10 * time.Second
+
+// inputKey is the key of the one input request of a 2026-07-28 round.
+const inputKey = "ask_user_questions"
+
+// ToolOptions configure [AddTool] and [NewTool]. A nil *ToolOptions means all defaults;
+// the zero value of each field means its default.
+type ToolOptions struct {
+	// Session returns the askuser session whose devices a call asks. Default: the MCP
+	// session id (the Mcp-Session-Id of streamable HTTP) as a string session, or the
+	// string session "mcp" on a transport without session ids (stdio, in memory).
+	// A host that serves several people maps each call to that person's session, from
+	// req.Extra.TokenInfo say.
+	Session func(req *mcp.CallToolRequest) askuser.SessionID
+	// CallID returns the call's tool-call id, which becomes the askuser request id. MCP
+	// gives a tool handler no call id of its own (go-sdk does not expose the JSON-RPC id
+	// to handlers, and a client's retry would send a new one), so the default reads
+	// _meta[MetaToolCallID] and returns "" when it is absent; askuser then makes a
+	// random id ([askuser.Options.NewRequestID]).
+	CallID func(req *mcp.CallToolRequest) string
+	// NoElicitation, when true, never asks the calling client by elicitation: only the
+	// dispatcher's devices are asked.
+	NoElicitation bool
+	// ProgressInterval is how often a call waiting for the person sends the client a
+	// progress notification (when the call carries a progress token), so that a client
+	// that resets its request timeout on progress does not give up. Default
+	// [DefaultProgressInterval]; negative sends none.
+	ProgressInterval time.Duration
+	// StateKey signs the request state of 2026-07-28 rounds, so that a retry reaching
+	// another replica is trusted there. Every replica must have the same key, of at
+	// least 32 random bytes. Default: a random key made by NewTool, which holds only
+	// within this process.
+	StateKey []byte
+	// MaxRounds is how many times, at most, the calling client is asked again when its
+	// answers do not fit the questions (two choices for a single-select question, say);
+	// then its answer counts as a decline. Default [DefaultMaxRounds].
+	MaxRounds int
+}
+
+// tool serves ask_user_questions. Its fields are set by NewTool and never change.
+type tool struct {
+	d    *askuser.Dispatcher
+	opts ToolOptions
+	// local checks and renders the answers of 2026-07-28 rounds, which come in a
+	// request of their own with nothing pending: its only "device" is checker.
+	local   *askuser.Dispatcher
+	checker *checker
+}
+
+// AddTool adds the ask_user_questions tool to server, asking through d: see [NewTool].
+func AddTool(server *mcp.Server, d *askuser.Dispatcher, opts *ToolOptions) {
+	server.AddTool(NewTool(d, opts))
+}
+
+// NewTool returns the ask_user_questions tool, with askuser's name, description and
+// input and output schemas, and its handler, for [mcp.Server.AddTool]. opts may be nil.
+//
+// The handler parses the arguments with [askuser.ParseArguments]: invalid arguments get
+// an error result listing every problem, and nobody is asked. Otherwise, by the
+// protocol version of the call's session:
+//
+//   - Before 2026-07-28: the question is asked through d on the session's devices and,
+//     when the client declared the elicitation capability, of the client too, by an
+//     elicitation inside the call (the form of docs/MCP.md). The first
+//     answer wins: a device's answer cancels the client's elicitation, the client's
+//     answer ends the question on every device. The client's "decline" declines, its
+//     "cancel" cancels the call. While the call waits, progress notifications keep it
+//     alive (see [ToolOptions.ProgressInterval]).
+//   - On 2026-07-28 and later, with a client that can elicit: the call returns at once
+//     with an input request (the same form); the client asks its user and calls again
+//     with the answer and the request state, which NewTool signs, so that any replica
+//     with the same [ToolOptions.StateKey] finishes the call. Nothing waits on the
+//     server between rounds, so the dispatcher's devices are not asked.
+//   - On 2026-07-28 and later, with a client that cannot elicit: as before 2026-07-28,
+//     through d's devices alone.
+//
+// The tool result is askuser's: the answers JSON, or one of the error results, with
+// IsError set for every outcome but an answer; an answer also comes as structured
+// content, matching the output schema.
+func NewTool(d *askuser.Dispatcher, opts *ToolOptions) (*mcp.Tool, mcp.ToolHandler) {
+	t := &tool{d: d}
+	if opts != nil {
+		t.opts = *opts
+	}
+	if t.opts.Session == nil {
+		t.opts.Session = defaultSession
+	}
+	if t.opts.CallID == nil {
+		t.opts.CallID = metaCallID
+	}
+	if t.opts.ProgressInterval == 0 {
+		t.opts.ProgressInterval = DefaultProgressInterval
+	}
+	if t.opts.MaxRounds <= 0 {
+		t.opts.MaxRounds = DefaultMaxRounds
+	}
+	if len(t.opts.StateKey) == 0 {
+		t.opts.StateKey = make([]byte, 32)
+		_, _ = rand.Read(t.opts.StateKey) // crypto/rand.Read never fails
+	}
+	t.checker = &checker{expected: map[askuser.SessionID][]askuser.Answer{}, problems: map[askuser.SessionID][]string{}}
+	t.local = askuser.New(t.checker, nil)
+	t.checker.d = t.local
+	def := askuser.Definition()
+	return &mcp.Tool{
+		Name:         def.Name,
+		Description:  def.Description,
+		InputSchema:  def.InputSchema,
+		OutputSchema: def.OutputSchema,
+	}, t.handle
+}
+
+func defaultSession(req *mcp.CallToolRequest) askuser.SessionID {
+	if req.Session != nil && req.Session.ID() != "" {
+		return askuser.StringSession(req.Session.ID())
+	}
+	return askuser.StringSession("mcp")
+}
+
+func metaCallID(req *mcp.CallToolRequest) string {
+	if req.Params == nil {
+		return ""
+	}
+	id, _ := req.Params.Meta[MetaToolCallID].(string)
+	return id
+}
+
+func (t *tool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	session := t.opts.Session(req)
+	call := askuser.ToolCall{Session: session, ID: t.opts.CallID(req), Name: askuser.ToolName, Arguments: req.Params.Arguments}
+	parsed, err := askuser.ParseArguments(req.Params.Arguments)
+	if err != nil {
+		return toolResult(t.d.Dispatch(ctx, call)), nil // Invalid, at once: nobody is asked
+	}
+	canElicit := !t.opts.NoElicitation && clientCanElicit(req.Session)
+	if canElicit && newProtocol(req.Session) {
+		return t.round(ctx, req, call.ID, parsed)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if tok := req.Params.GetProgressToken(); tok != nil && t.opts.ProgressInterval > 0 {
+		go keepAlive(ctx, req.Session, tok, t.opts.ProgressInterval)
+	}
+	if call.ID == "" {
+		call.ID = uuid.NewString() // the elicitation must know the id the question has
+	}
+	done := make(chan struct{})
+	defer close(done)
+	if canElicit {
+		go t.elicitDevice(ctx, cancel, req.Session, session, call.ID, parsed, done)
+	}
+	return toolResult(t.d.Ask(ctx, session, call.ID, parsed)), nil
+}
+
+// toolResult renders an askuser result as MCP's.
+func toolResult(res askuser.Result) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Content}}, IsError: res.IsError()}
+	if !res.IsError() {
+		out.StructuredContent = json.RawMessage(res.Content)
+	}
+	return out
+}
+
+// keepAlive sends a progress notification every interval until ctx ends.
+func keepAlive(ctx context.Context, ss *mcp.ServerSession, token any, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: token,
+			Progress:      float64(n),
+			Message:       "Waiting for the user's answer",
+		})
+	}
+}
+
+// elicitDevice makes the calling client one more device of the question: it asks the
+// form, and gives the dispatcher the client's answer, as a device would. It ends when
+// ctx does (the question ended elsewhere), and gives up quietly when the client cannot
+// elicit: the other devices are still asked. cancel ends the call, for the client's
+// "cancel".
+func (t *tool) elicitDevice(ctx context.Context, cancel context.CancelFunc, ss *mcp.ServerSession, session askuser.SessionID, id string, req *askuser.Request, done <-chan struct{}) {
+	var problems []string
+	for range t.opts.MaxRounds {
+		res, err := ss.Elicit(ctx, elicitParams(req, problems))
+		if err != nil {
+			return
+		}
+		switch res.Action {
+		case ActionAccept:
+		case ActionDecline:
+			_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true}, done)
+			return
+		default:
+			cancel()
+			return
+		}
+		err = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Answers: answersOf(req, res.Content)}, done)
+		ae, refused := errors.AsType[*askuser.AnswerError](err)
+		if !refused {
+			return // accepted, or the question has ended
+		}
+		problems = ae.Problems
+	}
+	_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true}, done)
+}
+
+// deliver hands a device's event to d. The question is registered by the Ask that runs
+// beside the elicitation, and an answer can come back before it is: ErrNotPending is
+// then tried again until the Ask has returned (done) or ctx ends.
+func deliver(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, data askuser.ResultData, done <-chan struct{}) error {
+	ev, err := askuser.NewEvent(askuser.EventResult, session, data)
+	if err != nil {
+		return err
+	}
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := d.HandleEvent(ctx, ev)
+		if !errors.Is(err, askuser.ErrNotPending) {
+			return err
+		}
+		select {
+		case <-done:
+			return err
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+func clientCanElicit(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return false
+	}
+	e := p.Capabilities.Elicitation
+	return e.Form != nil || e.URL == nil // neither means forms, as the SDK reads it
+}
+
+// newProtocol reports whether the session speaks 2026-07-28 or later, where a server
+// may not send a request while serving one, and asks with input requests instead.
+func newProtocol(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion >= "2026-07-28"
+}
