@@ -41,8 +41,16 @@ import (
 // ToolName is the name the model calls the tool by.
 const ToolName = "ask_user_questions"
 
-// Bounds and defaults. The bounds of the arguments themselves (1 to 4 questions, 2 to 4
-// options, a header of 12 characters, ...) are those of the input schema, schema/input.json.
+// Bounds of the arguments, for hosts and adapters that build questions in Go. The input
+// schema, schema/input.json, is where they are said; TestLimitsMatchSchema holds these to it.
+const (
+	MaxQuestions    = 4  // questions in one call, at least one
+	MinOptions      = 2  // options of a question
+	MaxOptions      = 4  // options of a question
+	MaxHeaderLength = 12 // characters of a header
+)
+
+// Bounds and defaults of the library.
 const (
 	// MaxArgumentsBytes bounds the model's arguments as received.
 	MaxArgumentsBytes = 256 << 10

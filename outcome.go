@@ -91,6 +91,18 @@ func (o Outcome) MarshalText() ([]byte, error) {
 	return nil, fmt.Errorf("askuser: unknown outcome %d", int(o))
 }
 
+// Content returns the tool result the model reads for a call that ended with o, as
+// [Result.Content] has it: {"error": "User declined to answer"} and so on. Answered and
+// Invalid, whose results carry the answers or the problems, and unknown outcomes have
+// none: Content returns "". An adapter that learns of an outcome outside the dispatcher
+// (an MCP client's own decline, say) gives the model this.
+func (o Outcome) Content() string {
+	if e := endingOf(o, nil); e != nil {
+		return e.content
+	}
+	return ""
+}
+
 // UnmarshalText decodes a wire name.
 func (o *Outcome) UnmarshalText(b []byte) error {
 	for _, e := range endings {

@@ -127,7 +127,7 @@ func TestToolResults(t *testing.T) {
 		ev, _ := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{RequestID: a.RequestID, Declined: true})
 		_ = d.HandleEvent(context.Background(), ev)
 	}()
-	if out, err := tl.InvokableRun(ctx, frameworkArgs); err != nil || out != askuser.ResultDeclined {
+	if out, err := tl.InvokableRun(ctx, frameworkArgs); err != nil || out != askuser.Declined.Content() {
 		t.Fatalf("declined: %q, %v", out, err)
 	}
 

@@ -61,12 +61,12 @@ func (t *tool) round(ctx context.Context, req *mcp.CallToolRequest, callID strin
 				st.Round++
 				return t.inputRequired(st, parsed, problems), nil
 			}
-			res = askuser.Result{Content: askuser.ResultDeclined, Outcome: askuser.Declined, RequestID: st.ID, Err: askuser.ErrDeclined}
+			res = askuser.Result{Content: askuser.Declined.Content(), Outcome: askuser.Declined, RequestID: st.ID, Err: askuser.ErrDeclined}
 		}
 	case ActionDecline:
-		res = askuser.Result{Content: askuser.ResultDeclined, Outcome: askuser.Declined, RequestID: st.ID, Err: askuser.ErrDeclined}
+		res = askuser.Result{Content: askuser.Declined.Content(), Outcome: askuser.Declined, RequestID: st.ID, Err: askuser.ErrDeclined}
 	default:
-		res = askuser.Result{Content: askuser.ResultCancelled, Outcome: askuser.Cancelled, RequestID: st.ID, Err: askuser.ErrCancelled}
+		res = askuser.Result{Content: askuser.Cancelled.Content(), Outcome: askuser.Cancelled, RequestID: st.ID, Err: askuser.ErrCancelled}
 	}
 	return toolResult(res), nil
 }

@@ -171,8 +171,8 @@ func TestToolClientEndings(t *testing.T) {
 		content string
 		outcome askuser.Outcome
 	}{
-		{askmcp.ActionDecline, askuser.ResultDeclined, askuser.Declined},
-		{askmcp.ActionCancel, askuser.ResultCancelled, askuser.Cancelled},
+		{askmcp.ActionDecline, askuser.Declined.Content(), askuser.Declined},
+		{askmcp.ActionCancel, askuser.Cancelled.Content(), askuser.Cancelled},
 	} {
 		t.Run(c.action, func(t *testing.T) {
 			s := newServer(t, nil)
