@@ -2,27 +2,12 @@ package bench
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/askuser-go/askuser"
 )
-
-// full enables the largest sizes (one million pending questions), which take seconds of
-// setup and several hundred MB each; CI runs without it.
-var full = flag.Bool("bench.full", false, "run the largest benchmark sizes too")
-
-func skipUnlessFull(b *testing.B) {
-	b.Helper()
-	if !*full {
-		b.Skip("largest size: run with -bench.full")
-	}
-}
-
-// typicalArgs is one single-select question of three options, as a model emits it.
-var typicalArgs = []byte(`{"questions":[{"question":"Which framework should we use for the new module?","header":"Framework","options":[{"label":"Vue 3 (Recommended)","description":"Composition API + TypeScript, matches existing stack"},{"label":"React","description":"Larger ecosystem but different from current codebase"},{"label":"Svelte","description":"Smallest bundles, least familiar to the team"}],"multiSelect":false}]}`)
 
 // The most questions a call may ask, and options a question may have (schema/input.json).
 const maxQuestions, maxOptions = 4, 4
