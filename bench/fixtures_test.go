@@ -9,8 +9,11 @@ import (
 	"github.com/askuser-go/askuser"
 )
 
+// typicalArgs is one single-select question of three options, as a model emits it.
+var typicalArgs = []byte(`{"questions":[{"question":"Which framework should we use for the new module?","header":"Framework","options":[{"label":"Vue 3 (Recommended)","description":"Composition API + TypeScript, matches existing stack"},{"label":"React","description":"Larger ecosystem but different from current codebase"},{"label":"Svelte","description":"Smallest bundles, least familiar to the team"}],"multiSelect":false}]}`)
+
 // The most questions a call may ask, and options a question may have (schema/input.json).
-const maxQuestions, maxOptions = 4, 4
+const maxQuestions, maxOptions = askuser.MaxQuestions, askuser.MaxOptions
 
 // preview is a markdown preview of about 300 bytes, the size of a small code mock-up.
 const preview = "```go\nfunc (s *Server) Handle(w http.ResponseWriter, r *http.Request) {\n\tctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)\n\tdefer cancel()\n\tres, err := s.store.Get(ctx, r.PathValue(\"id\"))\n\tif err != nil {\n\t\thttp.Error(w, err.Error(), http.StatusNotFound)\n\t\treturn\n\t}\n\tjson.NewEncoder(w).Encode(res)\n}\n```"
