@@ -1,0 +1,48 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+)
+
+// newReplay serves a recorded exchange on a loopback port: the n-th POST to path gets
+// the n-th recorded response, as the API would send it. It stands in for the API when
+// there is no key, so that the SDK's real client runs against the API's wire format.
+func newReplay(fsys fs.FS, name, path string) (*httptest.Server, error) {
+	raw, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	var file struct {
+		Responses []json.RawMessage `json:"responses"`
+	}
+	if err := json.Unmarshal(raw, &file); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var mu sync.Mutex
+	next := 0
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method != http.MethodPost || r.URL.Path != path {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"type":"error","error":{"type":"not_found_error","message":"not part of the recorded exchange"}}`)
+			return
+		}
+		mu.Lock()
+		n := next
+		next++
+		mu.Unlock()
+		if n >= len(file.Responses) {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"the recorded exchange is over"}}`)
+			return
+		}
+		_, _ = w.Write(file.Responses[n])
+	})), nil
+}
