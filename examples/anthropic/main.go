@@ -20,6 +20,7 @@ package main
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -99,7 +100,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	model := cfg.model
 	if cfg.apiKey == "" {
 		fmt.Fprintln(out, "ANTHROPIC_API_KEY is not set: replaying a recorded exchange (the question and your answer are real).")
-		replay, err := newReplay(files, "replay.json", "/v1/messages")
+		replay, err := newReplay(files, "replay.json", "/v1/messages", toolResultIsError)
 		if err != nil {
 			return err
 		}
@@ -109,6 +110,28 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	client := anthropic.NewClient(opts...)
 	return agent(ctx, client, d, model, cfg.prompt, out)
+}
+
+// toolResultIsError reports whether a Messages request's last message carries a
+// tool_result with is_error set, for the replay.
+func toolResultIsError(request []byte) bool {
+	var req struct {
+		Messages []struct {
+			Content []struct {
+				Type    string `json:"type"`
+				IsError bool   `json:"is_error"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(request, &req) != nil || len(req.Messages) == 0 {
+		return false
+	}
+	for _, block := range req.Messages[len(req.Messages)-1].Content {
+		if block.Type == "tool_result" && block.IsError {
+			return true
+		}
+	}
+	return false
 }
 
 // maxTurns bounds the loop, whatever the model does.

@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -99,7 +101,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	model := cfg.model
 	if cfg.apiKey == "" {
 		fmt.Fprintln(out, "OPENAI_API_KEY is not set: replaying a recorded exchange (the question and your answer are real).")
-		replay, err := newReplay(files, "replay.json", "/chat/completions")
+		replay, err := newReplay(files, "replay.json", "/chat/completions", toolResultIsError)
 		if err != nil {
 			return err
 		}
@@ -109,6 +111,23 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	client := openai.NewClient(opts...)
 	return agent(ctx, client, d, model, cfg.prompt, out)
+}
+
+// toolResultIsError reports whether a Chat Completions request's last message is a tool
+// message whose content is an error result, for the replay.
+func toolResultIsError(request []byte) bool {
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(request, &req) != nil || len(req.Messages) == 0 {
+		return false
+	}
+	last := req.Messages[len(req.Messages)-1]
+	content, _ := last.Content.(string)
+	return last.Role == "tool" && strings.HasPrefix(content, `{"error"`)
 }
 
 // maxTurns bounds the loop, whatever the model does.

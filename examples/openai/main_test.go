@@ -43,6 +43,21 @@ func TestMain(m *testing.M) {
 // here) answers the question, and the example prints the tool result the model was sent
 // and the model's last message, and returns.
 func TestReplayEndToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		decline       bool
+		result, final string
+	}{
+		{"answered", false, `tool result: {"answers":[{"question":"Which layout should the settings page use?","selectedLabels":["Sidebar (Recommended)"],"customInput":null}]}`, "assistant: Thanks, that settles it."},
+		{"declined", true, `tool result: {"error": "User declined to answer"}`, "assistant: No answer, so"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { replayOnce(t, tc.decline, tc.result, tc.final) })
+	}
+}
+
+// replayOnce runs the example in replay mode; its device answers with the first option,
+// or declines.
+func replayOnce(t *testing.T, decline bool, result, final string) {
 	lines := make(chan string, 64)
 	pr, pw := io.Pipe()
 	go func() {
@@ -86,7 +101,7 @@ func TestReplayEndToEnd(t *testing.T) {
 		}
 	}
 
-	// The browser device: it picks the first option of the question it is shown.
+	// The browser device: it picks the first option of the question it is shown, or declines.
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"ws", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -107,8 +122,11 @@ func TestReplayEndToEnd(t *testing.T) {
 	if ask.RequestID != "call_Dn2RJJSxzDm49vlVTehseJ0k" {
 		t.Errorf("asked under %q, want the recorded tool call id", ask.RequestID)
 	}
-	reply, _ := askuser.NewEvent(askuser.EventResult, askuser.IntSession(1), askuser.ResultData{RequestID: ask.RequestID,
-		Answers: []askuser.Answer{{Question: ask.Questions[0].Question, SelectedLabels: []string{ask.Questions[0].Options[0].Label}}}})
+	data := askuser.ResultData{RequestID: ask.RequestID, Declined: decline}
+	if !decline {
+		data.Answers = []askuser.Answer{{Question: ask.Questions[0].Question, SelectedLabels: []string{ask.Questions[0].Options[0].Label}}}
+	}
+	reply, _ := askuser.NewEvent(askuser.EventResult, askuser.IntSession(1), data)
 	b, _ := reply.Encode()
 	if err := ws.Write(ctx, websocket.MessageText, b); err != nil {
 		t.Fatal(err)
@@ -125,10 +143,10 @@ func TestReplayEndToEnd(t *testing.T) {
 	}()
 	defer func() { <-readerDone }()
 
-	if got, want := wait("tool result: "), `tool result: {"answers":[{"question":"Which layout should the settings page use?","selectedLabels":["Sidebar (Recommended)"],"customInput":null}]}`; got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
+	if got := wait("tool result: "); got != result {
+		t.Errorf("got  %s\nwant %s", got, result)
 	}
-	wait("assistant: Thanks, that settles it.")
+	wait(final)
 	if err := <-done; err != nil {
 		t.Fatalf("the example failed: %v", err)
 	}
