@@ -128,7 +128,7 @@ func deriveInput(src []byte, d Dialect) []byte {
 	if err := dec.Decode(&root); err != nil {
 		panic(fmt.Sprintf("askuser: embedded input schema: %v", err))
 	}
-	rewrite(root, d)
+	rewrite(root, d, false)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -165,12 +165,16 @@ func keywordSet(names ...string) map[string]bool {
 	return m
 }
 
-// rewrite rewrites one schema node, and the nodes under it, for dialect d.
-func rewrite(node map[string]any, d Dialect) {
+// rewrite rewrites one schema node, and the nodes under it, for dialect d. optional
+// says whether the node is a property its parent does not require.
+func rewrite(node map[string]any, d Dialect, optional bool) {
 	// Identifiers and comments are no constraint: dropped, not described.
 	delete(node, "$schema")
 	delete(node, "$id")
 	delete(node, "$comment")
+	// A type that admits null ("type": [T, "null"]) is rewritten as T, and null is added
+	// back below in the dialect's own way where it is needed.
+	orNull := splitNull(node)
 
 	if props, ok := node["properties"].(map[string]any); ok {
 		required := stringList(node["required"])
@@ -188,10 +192,7 @@ func rewrite(node map[string]any, d Dialect) {
 				delete(props, name)
 				continue
 			}
-			rewrite(ps, d)
-			if optional && d == OpenAIStrict {
-				nullable(ps)
-			}
+			rewrite(ps, d, optional)
 		}
 		// Required names that are still properties, in the file's order; under OpenAI
 		// strict, then every other property, in name order.
@@ -206,7 +207,7 @@ func rewrite(node map[string]any, d Dialect) {
 		node["required"] = kept
 	}
 	if items, ok := node["items"].(map[string]any); ok {
-		rewrite(items, d)
+		rewrite(items, d, false)
 	}
 
 	if node["type"] == "object" {
@@ -231,9 +232,38 @@ func rewrite(node map[string]any, d Dialect) {
 	}
 	describe(node, extras)
 
+	// Null: OpenAI strict writes an optional property as a union with null; elsewhere an
+	// optional property is simply left out, and only a required one that admits null
+	// says so.
+	switch {
+	case d == OpenAIStrict && (optional || orNull):
+		nullable(node)
+	case d == AnthropicStrict && orNull && !optional:
+		nullable(node)
+	case d == Gemini && orNull && !optional:
+		node["nullable"] = true
+	}
 	if t, ok := node["type"].(string); ok && d == Gemini {
 		node["type"] = strings.ToUpper(t) // genai.TypeObject and the others
 	}
+}
+
+// splitNull rewrites "type": [T, "null"] as "type": T and reports whether it did.
+func splitNull(node map[string]any) bool {
+	types, ok := node["type"].([]any)
+	if !ok || !slices.Contains(types, any("null")) {
+		return false
+	}
+	rest := slices.DeleteFunc(slices.Clone(types), func(t any) bool { return t == "null" })
+	switch len(rest) {
+	case 0:
+		panic("askuser: input schema: a property of type null has no dialect form")
+	case 1:
+		node["type"] = rest[0]
+	default:
+		node["type"] = rest
+	}
+	return true
 }
 
 // allowed reports whether dialect d accepts keyword k with value v.
@@ -284,10 +314,15 @@ func extraValue(v any) string {
 }
 
 // freeForm reports whether a schema is an object whose members are not described: one
-// the strict dialects and Gemini cannot express.
+// the strict dialects and Gemini cannot express. (Its type, [T, "null"] included, is
+// read before rewrite changes it.)
 func freeForm(s map[string]any) bool {
 	_, hasProps := s["properties"]
-	return s["type"] == "object" && !hasProps
+	isObject := s["type"] == "object"
+	if types, ok := s["type"].([]any); ok {
+		isObject = slices.Contains(types, any("object"))
+	}
+	return isObject && !hasProps
 }
 
 // nullable lets a schema also be null: OpenAI strict mode's form of an optional property.

@@ -394,3 +394,47 @@ func TestNullsFromStrictModelsParse(t *testing.T) {
 		})
 	}
 }
+
+// withOptionalNull rewrites the plain schema so that every optional property's type
+// admits null ([T, "null"]), or, with add false, admits it nowhere.
+func withOptionalNull(t *testing.T, add bool) []byte {
+	t.Helper()
+	var root map[string]any
+	dec := json.NewDecoder(bytes.NewReader(Definition().InputSchema))
+	dec.UseNumber()
+	require.NoError(t, dec.Decode(&root))
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		required := stringList(n["required"])
+		props, _ := n["properties"].(map[string]any)
+		for name, p := range props {
+			ps := p.(map[string]any)
+			if !slices.Contains(required, name) {
+				splitNull(ps)
+				if add {
+					ps["type"] = []any{ps["type"], "null"}
+				}
+			}
+			walk(ps)
+		}
+		if items, ok := n["items"].(map[string]any); ok {
+			walk(items)
+		}
+	}
+	walk(root)
+	b, err := json.Marshal(root)
+	require.NoError(t, err)
+	return b
+}
+
+// Whether schema/input.json lets an optional property be null or not, every dialect is
+// the same: the core may spell "preview": null as valid in the schema or in its own
+// reading, and the providers see no difference.
+func TestDialectsSameWhetherOptionalAdmitsNull(t *testing.T) {
+	without, with := withOptionalNull(t, false), withOptionalNull(t, true)
+	require.NotEqual(t, string(without), string(with))
+	for _, d := range allDialects[1:] {
+		assert.JSONEq(t, string(deriveInput(without, d)), string(deriveInput(with, d)), d.String())
+		assert.JSONEq(t, string(DefinitionFor(d).InputSchema), string(deriveInput(with, d)), d.String())
+	}
+}
