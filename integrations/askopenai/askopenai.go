@@ -119,7 +119,7 @@ func dispatch(ctx context.Context, d *askuser.Dispatcher, session askuser.Sessio
 func ChatToolMessages(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, msg openai.ChatCompletionMessage) []openai.ChatCompletionMessageParamUnion {
 	var calls []call
 	for _, tc := range msg.ToolCalls {
-		if tc.Type == "function" && tc.Function.Name == askuser.ToolName {
+		if tc.Function.Name == askuser.ToolName { // a custom tool call has no Function
 			calls = append(calls, call{id: tc.ID, arguments: tc.Function.Arguments})
 		}
 	}
