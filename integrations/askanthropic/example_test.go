@@ -1,0 +1,73 @@
+package askanthropic_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/integrations/askanthropic"
+)
+
+// The model's turn asks the person; the tool_result goes back in the next user message.
+// (A real host gets msg from client.Messages.New with askanthropic.Tool() among its
+// tools, and its transport is wshub or another real one.)
+func Example() {
+	devices := &firstChoice{}
+	d := askuser.New(devices, nil)
+	devices.d = d
+	defer d.Close()
+
+	var msg anthropic.Message // as client.Messages.New returns it
+	_ = json.Unmarshal([]byte(`{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-6",
+		"content":[{"type":"tool_use","id":"toolu_01","name":"ask_user_questions","input":{"questions":[
+			{"question":"Which framework should we use?","header":"Framework","multiSelect":false,
+			 "options":[{"label":"Vue 3 (Recommended)","description":"Matches the existing stack"},
+			            {"label":"React","description":"Larger ecosystem"}]}]}}],
+		"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`), &msg)
+
+	results := askanthropic.ToolResults(context.Background(), d, askuser.IntSession(1), &msg)
+	next := anthropic.NewUserMessage(results...) // with the host's other tool results, if any
+	b, _ := json.Marshal(next)
+	fmt.Println(string(b))
+	// Output:
+	// {"content":[{"tool_use_id":"toolu_01","is_error":false,"content":[{"text":"{\"answers\":[{\"question\":\"Which framework should we use?\",\"selectedLabels\":[\"Vue 3 (Recommended)\"],\"customInput\":null}]}","type":"text"}],"type":"tool_result"}],"role":"user"}
+}
+
+// The tool as the request sends it: the Anthropic-strict schema, with strict tool use.
+func ExampleTool() {
+	params := anthropic.MessageNewParams{
+		Model:     anthropic.ModelClaudeSonnet4_6,
+		MaxTokens: 1024,
+		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Scaffold the admin module."))},
+		Tools:     []anthropic.ToolUnionParam{askanthropic.Tool()},
+	}
+	tool := params.Tools[0].OfTool
+	fmt.Println(tool.Name, tool.Strict.Value)
+	// Output: ask_user_questions true
+}
+
+// firstChoice stands in for the person's devices in the example: a transport whose one
+// device answers every question with its first option.
+type firstChoice struct{ d *askuser.Dispatcher }
+
+func (f *firstChoice) Send(ctx context.Context, ev askuser.Event) error {
+	if ev.Type != askuser.EventAsk {
+		return nil
+	}
+	var ask askuser.AskData
+	if err := json.Unmarshal(ev.Data, &ask); err != nil {
+		return err
+	}
+	data := askuser.ResultData{RequestID: ask.RequestID}
+	for _, q := range ask.Questions {
+		data.Answers = append(data.Answers, askuser.Answer{Question: q.Question, SelectedLabels: []string{q.Options[0].Label}})
+	}
+	reply, err := askuser.NewEvent(askuser.EventResult, ev.SessionID, data)
+	if err != nil {
+		return err
+	}
+	return f.d.HandleEvent(ctx, reply)
+}

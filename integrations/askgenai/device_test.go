@@ -1,0 +1,109 @@
+package askgenai_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/coder/websocket"
+
+	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wshub"
+)
+
+// reply decides what the person's device sends for a question set: answers, a decline,
+// or nothing (nil).
+type reply func(askuser.AskData) *askuser.ResultData
+
+// pick answers every question with the option of that label, or with the first option
+// when none of the labels is one of its options.
+func pick(labels ...string) reply {
+	return func(ask askuser.AskData) *askuser.ResultData {
+		r := &askuser.ResultData{RequestID: ask.RequestID}
+		for _, q := range ask.Questions {
+			label := q.Options[0].Label
+			for _, o := range q.Options {
+				for _, l := range labels {
+					if o.Label == l {
+						label = l
+					}
+				}
+			}
+			r.Answers = append(r.Answers, askuser.Answer{Question: q.Question, SelectedLabels: []string{label}})
+		}
+		return r
+	}
+}
+
+func decline(ask askuser.AskData) *askuser.ResultData {
+	return &askuser.ResultData{RequestID: ask.RequestID, Declined: true}
+}
+
+func silent(askuser.AskData) *askuser.ResultData { return nil }
+
+// newPanel is the person's side: a wshub hub served on a loopback server, a dispatcher
+// that asks through it, and one device of the session on a real WebSocket that replies
+// to every question as told. Every question the device is shown is sent on asked.
+// Everything is closed when the test ends.
+func newPanel(t *testing.T, session askuser.SessionID, opts *askuser.Options, answer reply) (*askuser.Dispatcher, <-chan askuser.AskData) {
+	t.Helper()
+	hub := wshub.New(&wshub.Options{Authorize: func(*http.Request) ([]askuser.SessionID, error) {
+		return []askuser.SessionID{session}, nil
+	}})
+	d := askuser.New(hub, opts)
+	hub.Bind(d)
+	srv := httptest.NewServer(hub)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan askuser.AskData, 16)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			_, msg, err := ws.Read(ctx)
+			if err != nil {
+				return
+			}
+			ev, err := askuser.ParseEvent(msg)
+			if err != nil || ev.Type != askuser.EventAsk {
+				continue
+			}
+			var ask askuser.AskData
+			if err := json.Unmarshal(ev.Data, &ask); err != nil {
+				t.Errorf("the device got an ask it cannot read: %v", err)
+				continue
+			}
+			asked <- ask
+			data := answer(ask)
+			if data == nil {
+				continue
+			}
+			out, err := askuser.NewEvent(askuser.EventResult, session, data)
+			if err == nil {
+				var b []byte
+				if b, err = out.Encode(); err == nil {
+					err = ws.Write(ctx, websocket.MessageText, b)
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		d.Close()
+		_ = ws.Close(websocket.StatusNormalClosure, "")
+		cancel()
+		<-done
+		_ = hub.Close()
+		srv.Close()
+	})
+	return d, asked
+}
