@@ -217,8 +217,8 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 
 // Encode returns the event's wire form, which is what every transport sends: compact
 // JSON, with the envelope's strings in the library's spelling (see [NewEvent]). Data may
-// be any JSON: it is checked and compacted, its strings copied as they are; invalid Data
-// is an error.
+// be any JSON: it is checked and compacted, its strings copied as they are but for
+// invalid UTF-8, which becomes U+FFFD; invalid Data is an error.
 func (e Event) Encode() ([]byte, error) {
 	b := make([]byte, 0, len(e.Type)+len(e.SessionID.id)+len(e.Data)+40)
 	b = append(b, `{"type":`...)

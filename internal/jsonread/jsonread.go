@@ -222,6 +222,15 @@ func (p *syntaxChecker) str() string {
 			return ""
 		case c < 0x20:
 			return fmt.Sprintf("control character %s in a string at offset %d; it must be escaped", describeByte(p.b, p.i), p.i)
+		case c >= utf8.RuneSelf && p.compact:
+			r, size := utf8.DecodeRune(p.b[p.i:])
+			if r == utf8.RuneError && size == 1 { // written as U+FFFD, the library's spelling
+				p.out = append(p.out, p.b[p.last:p.i]...)
+				p.out = append(p.out, "\uFFFD"...)
+				p.last = p.i + 1
+				continue
+			}
+			p.i += size - 1
 		case c == '\\':
 			if p.i+1 == len(p.b) {
 				break

@@ -74,3 +74,13 @@ func FuzzCompactAgreesWithCompact(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendCompactReplacesInvalidUTF8(t *testing.T) {
+	got, problem := AppendCompact(nil, []byte("{ \"a\xff\" : [ \"x\xb1y\", \"é\" ] }"))
+	if problem != "" {
+		t.Fatal(problem)
+	}
+	if want := "{\"a\uFFFD\":[\"x\uFFFDy\",\"é\"]}"; string(got) != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
