@@ -12,6 +12,10 @@ type calls struct {
 	mu     sync.Mutex
 	m      map[key]*waiter // the first waiter of each key; the others follow by next
 	closed bool
+	// unsettled counts the callers added and not yet settled: still recording or
+	// sending their question. close waits for them, on settledCond.
+	unsettled   int
+	settledCond sync.Cond
 }
 
 // waiter is one caller waiting. key is set at creation; rev, early and next are written
@@ -48,7 +52,11 @@ func (e end) record(rec Record) Record {
 	return rec
 }
 
-func newCalls() *calls { return &calls{m: make(map[key]*waiter)} }
+func newCalls() *calls {
+	c := &calls{m: make(map[key]*waiter)}
+	c.settledCond.L = &c.mu
+	return c
+}
 
 // add registers a caller of key before its question is recorded, so that no end of it
 // can be missed; false once the table is closed.
@@ -61,7 +69,17 @@ func (c *calls) add(k key) (*waiter, bool) {
 	}
 	w.next = c.m[k]
 	c.m[k] = w
+	c.unsettled++
 	return w, true
+}
+
+// settled says that a caller added has recorded and sent its question, or given up.
+func (c *calls) settled() {
+	c.mu.Lock()
+	if c.unsettled--; c.unsettled == 0 {
+		c.settledCond.Broadcast()
+	}
+	c.mu.Unlock()
 }
 
 // wait returns the end delivered to w, once it has been.
@@ -160,23 +178,28 @@ func (c *calls) removeLocked(w *waiter) bool {
 	return false
 }
 
-// alone reports whether w is the only caller in the table waiting for its question.
+// alone reports whether w is the only caller in the table waiting for its question. A
+// caller whose question is not yet recorded does not count: it may not join this one,
+// and if it does and finds it ended, it gets that end.
 func (c *calls) alone(w *waiter) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for x := c.m[w.key]; x != nil; x = x.next {
-		if x != w && (x.rev == w.rev || x.rev == 0) {
+		if x != w && x.rev == w.rev {
 			return false
 		}
 	}
 	return true
 }
 
-// close makes add fail from then on and, unless last is 0, ends every wait with the
-// outcome last.
+// close makes add fail from then on, waits for the callers added to settle, and, unless
+// last is 0, ends every wait with the outcome last.
 func (c *calls) close(last Outcome) {
 	c.mu.Lock()
 	c.closed = true
+	for c.unsettled > 0 {
+		c.settledCond.Wait()
+	}
 	if last == 0 {
 		c.mu.Unlock()
 		return

@@ -35,6 +35,7 @@ func (r *registry) register(session SessionID, id string, req *Request, expires 
 	if err != nil {
 		panic(err)
 	}
+	r.calls.settled()
 	r.calls.bind(w, rec.Rev)
 	return w, rec
 }
@@ -420,6 +421,7 @@ func TestCallsDeliverTheRightQuestion(t *testing.T) {
 	if !ok {
 		t.Fatal("add refused")
 	}
+	c.settled()
 	if n := c.deliver(old, nil); n != 0 {
 		t.Fatalf("the old end was delivered to %d callers", n)
 	}
@@ -431,6 +433,7 @@ func TestCallsDeliverTheRightQuestion(t *testing.T) {
 
 	// After bind: the old end is not for it; its own is.
 	w, _ = c.add(k)
+	c.settled()
 	c.bind(w, 3)
 	if n := c.deliver(old, nil); n != 0 {
 		t.Fatal("an old end reached a bound caller")
@@ -449,6 +452,7 @@ func TestCallsDeliverTheRightQuestion(t *testing.T) {
 
 	// Close ends every wait, and refuses new callers.
 	w, _ = c.add(k)
+	c.settled()
 	c.close(Shutdown)
 	if got := w.wait().record(Record{}); got.Outcome != Shutdown {
 		t.Fatalf("got %v at close", got.Outcome)

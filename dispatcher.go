@@ -89,27 +89,16 @@ type Dispatcher struct {
 	closed bool
 	grace  map[SessionID]*time.Timer
 
-	// sending orders the events of the questions whose ask this dispatcher is sending:
-	// a question can end (an answer from a device that joined and was shown it) before
-	// its ask has gone out, and its resolution must then wait for it. Guarded by sendMu.
-	sendMu  sync.Mutex
-	sending map[key]sendState
-}
-
-// sendState is a question whose ask is being sent, by the caller whose token it has. rev
-// is 0 until the store has said which question it is; deferred holds the resolutions
-// held back meanwhile.
-type sendState struct {
-	token    *waiter
-	rev      uint64
-	deferred []Record
+	// keys orders the events of one question (see keyLocks): an answer from a device
+	// that joined and was shown the question can come before its ask has gone out.
+	keys keyLocks
 }
 
 // New returns a dispatcher that reaches devices through t. opts may be nil; it is copied.
 // New panics when a duration or bound in opts is negative: zero means the default, and
 // a negative value is a mistake better caught at start than guessed at.
 func New(t Transport, opts *Options) *Dispatcher {
-	d := &Dispatcher{t: t, grace: make(map[SessionID]*time.Timer), calls: newCalls(), sending: make(map[key]sendState)}
+	d := &Dispatcher{t: t, grace: make(map[SessionID]*time.Timer), calls: newCalls()}
 	if opts != nil {
 		d.opts = *opts
 	}
@@ -160,7 +149,8 @@ type Result struct {
 	Outcome Outcome
 	// RequestID is the question's request id ("" only for a call refused without one).
 	RequestID string
-	// Answers are the person's validated answers when Outcome is [Answered].
+	// Answers are the person's validated answers when Outcome is [Answered]. Every call
+	// that waited on the same question gets the same slice: treat it as read-only.
 	Answers []Answer
 	// Problems lists what was wrong with the call when Outcome is [Invalid].
 	Problems []string
@@ -246,17 +236,21 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 	if !ok {
 		return d.ended(Record{Session: session, Ask: AskData{RequestID: id}, Outcome: Shutdown}, nil, 0)
 	}
-	d.beginSend(k, w)
 	now := time.Now()
 	rec := Record{
 		Session: session,
 		Ask:     AskData{RequestID: id, Questions: req.Questions, Metadata: req.Metadata, ExpiresAt: now.Add(d.opts.Timeout).UTC()},
 		AskedAt: now,
 	}
+	d.keys.lock(k)
 	rec, created, err := d.store.Put(ctx, rec)
-	if err != nil || !created {
-		d.endSend(k, w)
+	var sendErr error
+	if err == nil && created {
+		d.keys.beforeAsk(k, rec.Rev, d.announce)
+		sendErr = d.send(ctx, rec)
 	}
+	d.keys.unlock(k, d.announce)
+	d.calls.settled() // Close waits for this: no ask goes out after it returns
 	switch {
 	case errors.Is(err, ErrClosed):
 		d.calls.remove(w)
@@ -266,72 +260,22 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 		return d.ended(Record{Session: session, Ask: AskData{RequestID: id}, Outcome: Undelivered}, fmt.Errorf("%w: recording the question: %w", ErrUndelivered, err), 0)
 	case !created && !sameQuestions(rec.Ask, req):
 		d.calls.remove(w)
+		taken := "is already asking different questions, which are still waiting for the user"
+		if rec.Outcome != 0 {
+			taken = "has already asked different questions"
+		}
 		return d.refuse(session, id, &ArgumentsError{Problems: []string{fmt.Sprintf(
-			"id: the tool-call id %q is already asking different questions, which are still waiting for the user; ask these in a call with its own id", truncate(id, 64))}})
+			"id: the tool-call id %q %s; ask these in a call with its own id", truncate(id, 64), taken)}})
 	case rec.Outcome != 0: // ended, and kept: a run resumed with the same call
 		d.calls.remove(w)
 		return d.result(rec, nil)
 	}
 	d.calls.bind(w, rec.Rev)
-	if created {
-		d.bindSend(k, w, rec.Rev)
-		d.send(ctx, rec)
-		d.endSend(k, w)
+	if sendErr != nil {
+		rec.Outcome = Undelivered
+		d.end(rec, sendErr)
 	}
 	return d.wait(ctx, w, rec)
-}
-
-// beginSend registers a question about to be recorded under k by the caller w, whose ask
-// it will send, so that a resolution of it waits for the ask. One sender at a time per
-// key: a second caller of the key only joins.
-func (d *Dispatcher) beginSend(k key, w *waiter) {
-	d.sendMu.Lock()
-	if _, busy := d.sending[k]; !busy {
-		d.sending[k] = sendState{token: w}
-	}
-	d.sendMu.Unlock()
-}
-
-// bindSend says which question w's is; resolutions held back for another one go out now.
-func (d *Dispatcher) bindSend(k key, w *waiter, rev uint64) {
-	d.sendMu.Lock()
-	st, ok := d.sending[k]
-	if !ok || st.token != w {
-		d.sendMu.Unlock()
-		return
-	}
-	st.rev = rev
-	var stale []Record
-	kept := st.deferred[:0]
-	for _, r := range st.deferred {
-		if r.Rev == rev {
-			kept = append(kept, r)
-		} else {
-			stale = append(stale, r)
-		}
-	}
-	st.deferred = kept
-	d.sending[k] = st
-	d.sendMu.Unlock()
-	for _, r := range stale {
-		d.publishResolved(r)
-	}
-}
-
-// endSend ends w's sending: its ask has gone out, or it will not be sent; the
-// resolutions held back go out now.
-func (d *Dispatcher) endSend(k key, w *waiter) {
-	d.sendMu.Lock()
-	st, ok := d.sending[k]
-	if !ok || st.token != w {
-		d.sendMu.Unlock()
-		return
-	}
-	delete(d.sending, k)
-	d.sendMu.Unlock()
-	for _, r := range st.deferred {
-		d.publishResolved(r)
-	}
 }
 
 // sameQuestions reports whether a asks what req asks.
@@ -341,26 +285,28 @@ func sameQuestions(a AskData, req *Request) bool {
 	})
 }
 
-// send delivers the ask event; a failure ends the question as Undelivered.
-func (d *Dispatcher) send(ctx context.Context, rec Record) {
+// send delivers the ask event, and returns why it could not, an error wrapping
+// [ErrUndelivered].
+func (d *Dispatcher) send(ctx context.Context, rec Record) error {
 	ev, err := NewEvent(EventAsk, rec.Session, &rec.Ask)
 	if err == nil {
 		err = d.t.Send(ctx, ev)
 	}
 	if err != nil {
-		rec.Outcome = Undelivered
-		d.end(rec, fmt.Errorf("%w: %w", ErrUndelivered, err))
-		return
+		return fmt.Errorf("%w: %w", ErrUndelivered, err)
 	}
 	if d.opts.OnAsk != nil {
 		d.opts.OnAsk(Asked{Session: rec.Session, RequestID: rec.Ask.RequestID, Questions: len(rec.Ask.Questions), ExpiresAt: rec.Ask.ExpiresAt})
 	}
+	return nil
 }
 
 // wait waits for the question w waits for to end, and returns the result. The question
-// times out at its expiry; when ctx ends first, the caller stops waiting, and if it was
-// the last caller of this dispatcher waiting for it, the question ends as [Cancelled] so
-// that nothing is left pending with nobody to read the answer.
+// times out at its expiry; when ctx ends first, the caller stops waiting, and if no other
+// caller of this dispatcher waits for it, the question ends as [Cancelled] so that nothing
+// is left pending with nobody to read the answer. Should the store fail to record that
+// end, the call returns it anyway, with the store's error; the question stays in the
+// store until someone else ends it or it expires there.
 func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
 	t := time.NewTimer(time.Until(rec.Ask.ExpiresAt))
 	defer t.Stop()
@@ -370,19 +316,21 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
 		return d.result(w.end.record(rec), w.end.err)
 	case <-t.C:
 		rec.Outcome = TimedOut
-		d.end(rec, nil)
 	case <-ctx.Done():
 		cause = errors.Join(ErrCancelled, context.Cause(ctx))
+		rec.Outcome = Cancelled
 		if !d.calls.alone(w) {
 			if d.calls.remove(w) {
 				// Others still wait: the question stays open for them.
-				return d.result(Record{Session: rec.Session, Ask: rec.Ask, Rev: rec.Rev, Outcome: Cancelled}, cause)
+				return d.result(rec, cause)
 			}
-			// It ended meanwhile: that end is the result, below.
-		} else {
-			rec.Outcome = Cancelled
-			d.end(rec, cause)
+			// It ended meanwhile: that end is the result.
+			e := w.wait()
+			return d.result(e.record(rec), e.err)
 		}
+	}
+	if _, err := d.end(rec, cause); err != nil && d.calls.remove(w) {
+		return d.result(rec, errors.Join(endingOf(rec.Outcome, nil).err, cause, err))
 	}
 	// Ended by us, or a moment earlier by someone else, whose end is what w gets: the
 	// first wins.
@@ -391,45 +339,44 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
 }
 
 // end tries to end rec's question with rec.Outcome (and rec.Answers), and reports
-// whether it did. The dispatcher that ends a question tells every device of the session,
-// then the host's hook, then the callers waiting here; an end by another dispatcher
-// sharing the store reaches the callers here through the store's Watch. When the store
-// says the question had already ended, its record is fetched and delivered here too, in
-// case the Watch has not.
-func (d *Dispatcher) end(rec Record, err error) bool {
+// whether it did, or the store's error. The dispatcher that ends a question tells every
+// device of the session, then the host's hook, then the callers waiting here; an end by
+// another dispatcher sharing the store reaches the callers here through the store's
+// Watch. When the store says the question had already ended, its record is fetched and
+// delivered here too, in case the Watch has not.
+func (d *Dispatcher) end(rec Record, err error) (bool, error) {
+	k := key{rec.Session, rec.Ask.RequestID}
+	holder := d.keys.enter(k)
 	won, serr := d.store.End(context.Background(), rec)
+	switch {
+	case holder:
+		if won {
+			d.announce(rec)
+		}
+		d.keys.unlock(k, d.announce)
+	case won:
+		d.keys.leave(k, &rec) // the holder sends the resolution, after the ask it is sending
+	default:
+		d.keys.leave(k, nil)
+	}
 	if serr != nil || !won {
 		if cur, gerr := d.store.Get(context.Background(), rec.Session, rec.Ask.RequestID); gerr == nil && cur.Rev == rec.Rev && cur.Outcome != 0 {
 			d.calls.deliver(cur, nil)
+			return false, nil
 		}
-		return false
+		return false, serr
 	}
-	d.announce(rec)
 	if d.opts.OnEnd != nil {
 		d.report(rec.Session, d.result(rec, err), time.Since(rec.AskedAt))
 	}
 	d.calls.deliver(rec, err)
-	return true
+	return true, nil
 }
 
 // announce sends the resolved event, with the answers of an answered question, to every
-// device of the session; when this dispatcher is still sending the question's ask, after
-// it. Best effort: a device that misses it is not shown the question again on
-// reconnect, since it is no longer pending.
+// device of the session. Best effort: a device that misses it is not shown the question
+// again on reconnect, since it is no longer pending.
 func (d *Dispatcher) announce(rec Record) {
-	k := key{rec.Session, rec.Ask.RequestID}
-	d.sendMu.Lock()
-	if st, ok := d.sending[k]; ok && (st.rev == 0 || st.rev == rec.Rev) {
-		st.deferred = append(st.deferred, rec)
-		d.sending[k] = st
-		d.sendMu.Unlock()
-		return
-	}
-	d.sendMu.Unlock()
-	d.publishResolved(rec)
-}
-
-func (d *Dispatcher) publishResolved(rec Record) {
 	ev, err := NewEvent(EventResolved, rec.Session, ResolvedData{RequestID: rec.Ask.RequestID, Outcome: rec.Outcome, Answers: rec.Answers})
 	if err == nil {
 		_ = d.t.Send(context.Background(), ev)
@@ -538,7 +485,10 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 		}
 		rec.Outcome, rec.Answers = Answered, canonical
 	}
-	if !d.end(rec, nil) {
+	if won, err := d.end(rec, nil); err != nil {
+		// The answer may or may not be recorded: the device can send it again.
+		return fmt.Errorf("askuser: recording the answer: %w", err)
+	} else if !won {
 		return ErrNotPending
 	}
 	return nil
@@ -558,7 +508,7 @@ func (d *Dispatcher) endSession(session SessionID, o Outcome, err error) int {
 	n := 0
 	for _, rec := range recs {
 		rec.Outcome = o
-		if d.end(rec, err) {
+		if won, _ := d.end(rec, err); won {
 			n++
 		}
 	}
@@ -605,7 +555,11 @@ func (d *Dispatcher) Disconnected(session SessionID) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed || d.grace[session] != nil {
+	if d.closed {
+		return
+	}
+	if t := d.grace[session]; t != nil { // gone again: the grace period starts again
+		t.Reset(d.opts.DisconnectGrace)
 		return
 	}
 	d.grace[session] = time.AfterFunc(d.opts.DisconnectGrace, func() {

@@ -579,12 +579,13 @@ func TestDisconnectGraceAllowsReconnect(t *testing.T) {
 		dev.Close()
 		time.Sleep(5 * time.Second)
 		back := mt.Connect(session) // back within the grace period
-		time.Sleep(10 * time.Second)
+		time.Sleep(4 * time.Second)
 		assert.True(t, d.Waiting(session), "a device came back: keep waiting")
 		recv[AskData](t, back, EventAsk)
-		back.Close()
-		time.Sleep(10 * time.Second)
+		back.Close() // gone again at t=9: a whole grace period again, not the first's last second
+		left := time.Now()
 		res := <-resCh
+		assert.Equal(t, 10*time.Second, time.Since(left))
 		assert.Equal(t, Disconnected, res.Outcome)
 		assert.Equal(t, ResultDisconnected, res.Content)
 	})

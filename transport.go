@@ -11,7 +11,9 @@ import "context"
 // (by dropping it, say), so that one device never delays another session. Send returns an
 // error only when the event could not be handed to the transport at all (it is closed,
 // say); a session with no device is not an error. A Send error of an ask ends the
-// question as [Undelivered].
+// question as [Undelivered]. Send may call the dispatcher's [Inbound] methods, or
+// [Dispatcher.CancelSession], before it returns (a transport answering for a device from
+// within Send, say): ending a question never waits for a Send.
 //
 // Every transport keeps the join rule: a device that joins a session is shown, first,
 // the session's pending questions ([Inbound.Pending], read atomically with joining), then

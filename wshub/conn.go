@@ -191,7 +191,10 @@ func (c *Conn) dequeue() ([]byte, bool) {
 			return nil, true // a pending question always encodes; skip it if not
 		}
 		b, err := ev.Encode()
-		return b, err == nil
+		if err != nil {
+			return nil, true // skipped, as one that does not encode
+		}
+		return b, true
 	}
 	defer c.qmu.Unlock()
 	if c.head == len(c.queue) {
@@ -407,12 +410,16 @@ func (c *Conn) readLoop() error {
 		if err != nil {
 			return err
 		}
+		if !c.limit.take(1) { // charged while closing too: draining is not free
+			if c.closing() {
+				c.cut(errFlood)
+			} else {
+				c.requestClose(websocket.StatusPolicyViolation, "too many messages")
+			}
+			return errFlood
+		}
 		if c.closing() {
 			continue // closing: drain until the peer's close frame
-		}
-		if !c.limit.take(1) {
-			c.requestClose(websocket.StatusPolicyViolation, "too many messages")
-			return errFlood
 		}
 		if !c.handle(msg) {
 			// A refusal costs more than an accepted event, and more the bigger the
