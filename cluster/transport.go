@@ -68,6 +68,12 @@ func NewTransport(st *Store, local askuser.Transport) (*Transport, error) {
 		return nil, fmt.Errorf("cluster: subscribing to the events: %w", err)
 	}
 	t.sub = sub
+	// Once the server has the subscription, every event published from now on reaches
+	// this replica.
+	if err := st.nc.FlushTimeout(st.opts.RequestTimeout); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, unavailable("subscribing to the events", err)
+	}
 	if !st.setRelay(t.relay) {
 		_ = sub.Unsubscribe()
 		return nil, errors.New("cluster: the store already has a transport")
