@@ -397,19 +397,28 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
 // says the question had already ended, its record is fetched and delivered here too, in
 // case the Watch has not.
 func (d *Dispatcher) end(rec Record, err error) bool {
+	won, _ := d.tryEnd(rec, err)
+	return won
+}
+
+// tryEnd is end, and also returns the store's error when the store could not say
+// whether the end won (a shared store that is unreachable): the caller's end may or may
+// not have been recorded, and the question is not known to have ended.
+func (d *Dispatcher) tryEnd(rec Record, err error) (bool, error) {
 	won, serr := d.store.End(context.Background(), rec)
 	if serr != nil || !won {
 		if cur, gerr := d.store.Get(context.Background(), rec.Session, rec.Ask.RequestID); gerr == nil && cur.Rev == rec.Rev && cur.Outcome != 0 {
 			d.calls.deliver(cur, nil)
+			return false, nil
 		}
-		return false
+		return false, serr
 	}
 	d.announce(rec)
 	if d.opts.OnEnd != nil {
 		d.report(rec.Session, d.result(rec, err), time.Since(rec.AskedAt))
 	}
 	d.calls.deliver(rec, err)
-	return true
+	return true, nil
 }
 
 // announce sends the resolved event, with the answers of an answered question, to every
@@ -502,7 +511,9 @@ func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
 // have checked the device may act for. It takes [EventResult] events: answers, or
 // {"requestId": ..., "declined": true}. It returns nil when the event was accepted; an
 // [*AnswerError] when the answers are refused (the question stays open); an error
-// matching [ErrNotPending] when no such question is pending; and errors wrapping
+// matching [ErrNotPending] when no such question is pending; an error wrapping the
+// store's when a shared [Store] could not read or record it (the device may send it
+// again); and errors wrapping
 // [ErrMalformedEvent] or [ErrUnsupportedEvent] for anything else.
 func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 	if ev.Type != EventResult {
@@ -538,7 +549,12 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 		}
 		rec.Outcome, rec.Answers = Answered, canonical
 	}
-	if !d.end(rec, nil) {
+	won, err := d.tryEnd(rec, nil)
+	if err != nil {
+		// Not a lost race: the store could not say. The device may send it again.
+		return fmt.Errorf("askuser: recording the answer: %w", err)
+	}
+	if !won {
 		return ErrNotPending
 	}
 	return nil
