@@ -513,8 +513,8 @@ func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
 // [*AnswerError] when the answers are refused (the question stays open); an error
 // matching [ErrNotPending] when no such question is pending; an error wrapping the
 // store's when a shared [Store] could not read or record it (the device may send it
-// again); and errors wrapping
-// [ErrMalformedEvent] or [ErrUnsupportedEvent] for anything else.
+// again); and errors wrapping [ErrMalformedEvent] or [ErrUnsupportedEvent] for anything
+// else.
 func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 	if ev.Type != EventResult {
 		return fmt.Errorf("%w: %q", ErrUnsupportedEvent, truncate(ev.Type, 64))
