@@ -96,9 +96,14 @@ func startCluster(t testing.TB, size int) []*node {
 		t.Cleanup(n.stop)
 	}
 	wg.Wait()
-	waitFor(t, "a JetStream meta leader", func() bool {
+	waitFor(t, "a JetStream meta leader that knows every node", func() bool {
 		for _, n := range nodes {
-			if s := n.server(); s != nil && s.JetStreamIsLeader() {
+			if s := n.server(); s != nil && s.JetStreamIsLeader() && len(s.JetStreamClusterPeers()) == size {
+				for _, n := range nodes {
+					if !n.server().JetStreamIsCurrent() {
+						return false
+					}
+				}
 				return true
 			}
 		}
@@ -134,11 +139,6 @@ func (n *node) stop() {
 		s.Shutdown()
 		s.WaitForShutdown()
 	}
-}
-
-func (n *node) restart() {
-	n.stop()
-	n.start()
 }
 
 func (n *node) server() *server.Server {
@@ -276,4 +276,30 @@ func liveGoroutines() (int, []string) {
 		}
 	}
 	return len(stacks), stacks
+}
+
+// signalStore tells when each Put has returned: a call that joins a pending question
+// waits for it from then on.
+type signalStore struct {
+	askuser.Store
+	put chan struct{}
+}
+
+func newSignalStore(st askuser.Store) *signalStore {
+	return &signalStore{Store: st, put: make(chan struct{}, 100)}
+}
+
+func (s *signalStore) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bool, error) {
+	r, created, err := s.Store.Put(ctx, rec)
+	s.put <- struct{}{}
+	return r, created, err
+}
+
+// joiner is a dispatcher of replica r's store for calls that join questions, and whose
+// Puts can be waited for.
+func joiner(t testing.TB, r *replica) (*askuser.Dispatcher, *signalStore) {
+	sig := newSignalStore(r.store)
+	d := askuser.New(askusertest.NewTransport(), &askuser.Options{Store: sig})
+	t.Cleanup(func() { d.Close() })
+	return d, sig
 }

@@ -18,10 +18,13 @@ type stored struct {
 	Rev     uint64            `json:"rev,omitempty"`
 	Outcome string            `json:"outcome,omitempty"`
 	Answers []askuser.Answer  `json:"answers,omitempty"`
+	// Nonce is unique to the Put or End that wrote the record, so that a write that
+	// timed out and was tried again can tell whether its first try was written.
+	Nonce string `json:"nonce,omitempty"`
 }
 
-func encodeRecord(rec askuser.Record) ([]byte, error) {
-	s := stored{Session: rec.Session, Ask: rec.Ask, AskedAt: rec.AskedAt, Answers: rec.Answers}
+func encodeRecord(rec askuser.Record, nonce string) ([]byte, error) {
+	s := stored{Session: rec.Session, Ask: rec.Ask, AskedAt: rec.AskedAt, Answers: rec.Answers, Nonce: nonce}
 	if rec.Outcome != 0 {
 		s.Rev = rec.Rev
 		o, err := rec.Outcome.MarshalText()
@@ -37,11 +40,11 @@ func encodeRecord(rec askuser.Record) ([]byte, error) {
 const unknownOutcome askuser.Outcome = 1 << 16
 
 // decodeRecord reads an entry's value; rev is the entry's revision, the Rev of a pending
-// record.
-func decodeRecord(b []byte, rev uint64) (askuser.Record, error) {
+// record. It also returns the nonce of the write.
+func decodeRecord(b []byte, rev uint64) (askuser.Record, string, error) {
 	var s stored
 	if err := json.Unmarshal(b, &s); err != nil {
-		return askuser.Record{}, fmt.Errorf("cluster: a record in the bucket does not decode: %w", err)
+		return askuser.Record{}, "", fmt.Errorf("cluster: a record in the bucket does not decode: %w", err)
 	}
 	rec := askuser.Record{Session: s.Session, Ask: s.Ask, Rev: rev, AskedAt: s.AskedAt, Answers: s.Answers}
 	if s.Outcome != "" {
@@ -52,5 +55,5 @@ func decodeRecord(b []byte, rev uint64) (askuser.Record, error) {
 			rec.Outcome = unknownOutcome
 		}
 	}
-	return rec, nil
+	return rec, s.Nonce, nil
 }

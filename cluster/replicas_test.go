@@ -172,7 +172,6 @@ func TestJoinRuleAcrossReplicas(t *testing.T) {
 	stop := make(chan struct{})
 	type seenBy struct {
 		asks, ends map[string]int
-		joinedLate bool
 	}
 	var mu sync.Mutex
 	var all []*seenBy

@@ -11,6 +11,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // Defaults of [Options].
@@ -91,6 +92,7 @@ type Store struct {
 	done    chan struct{} // closed when the watch loop has returned
 	restart chan struct{} // buffer 1: start the watch again, from a fresh snapshot
 	expiry  sync.WaitGroup
+	bg      sync.WaitGroup // watches being stopped
 
 	// mu guards what the watch has seen: the pending questions of every session, the
 	// Watch callbacks and the relay. Written by the watch loop; read by the Transport.
@@ -155,10 +157,20 @@ func NewStore(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error)
 		return nil, err
 	}
 	s.js = js
-	if _, err := js.CreateOrUpdateStream(ctx, s.streamConfig()); err != nil {
+	// Every replica does this as it starts, several at once maybe: creating the stream,
+	// or updating it to the same settings, changes nothing the second time.
+	err = retry(ctx, func(ctx context.Context) error {
+		_, err := js.CreateOrUpdateStream(ctx, s.streamConfig())
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("cluster: creating the bucket %q: %w", o.Bucket, err)
 	}
-	if s.kv, err = js.KeyValue(ctx, o.Bucket); err != nil {
+	err = retry(ctx, func(ctx context.Context) error {
+		s.kv, err = js.KeyValue(ctx, o.Bucket)
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("cluster: opening the bucket %q: %w", o.Bucket, err)
 	}
 
@@ -221,16 +233,55 @@ func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFun
 	return context.WithTimeout(ctx, s.opts.RequestTimeout)
 }
 
-// unavailable wraps an error of NATS: ErrUnavailable for a timeout or a missing quorum,
-// so that the caller can tell that trying again may work.
-func unavailable(what string, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+// errInFlight is a compare-and-set that JetStream could not decide because another write
+// of the key was in flight: it is tried again.
+var errInFlight = errors.New("cluster: another write of the question is in flight")
+
+// errNotApplied is a question the store's watch has seen pending and the stream's leader
+// does not have: a leader just elected that has not applied every write yet. It is read
+// again, until the deadline.
+var errNotApplied = errors.New("cluster: the stream's leader has not applied the question yet")
+
+// transient reports whether err is NATS not answering in time, or refusing for want of
+// a leader or a quorum: what a stream's change of leader causes, and what trying again
+// may cure.
+func transient(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) ||
-		errors.Is(err, nats.ErrDisconnected) || isUnavailableAPIError(err) {
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
+		isUnavailableAPIError(err) || errors.Is(err, errInFlight) || errors.Is(err, errNotApplied)
+}
+
+// unavailable wraps an error of NATS: ErrUnavailable when it is transient, so that the
+// caller can tell that trying again may work.
+func unavailable(what string, err error) error {
+	if transient(err) || errors.Is(err, nats.ErrConnectionClosed) {
 		return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, err)
 	}
 	return fmt.Errorf("cluster: %s: %w", what, err)
+}
+
+// retry runs try until it succeeds, fails for good, or ctx ends. Each try has a timeout
+// of its own, short at first: a request sent to a stream leader that has just gone gets
+// no answer, and waiting out the whole deadline for it would miss the next leader. A try
+// that timed out may still have been written: the operations tried here recognise their
+// own earlier write by its nonce.
+func retry(ctx context.Context, try func(ctx context.Context) error) error {
+	wait := 250 * time.Millisecond
+	for {
+		tctx, cancel := context.WithTimeout(ctx, wait)
+		err := try(tctx)
+		cancel()
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return err
+		}
+		wait = min(2*wait, 2*time.Second)
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return err
+		}
+	}
 }
 
 // isUnavailableAPIError reports whether err is JetStream saying it cannot serve the
@@ -265,29 +316,42 @@ func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bo
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	key := recordKey(rec.Session, rec.Ask.RequestID)
-	val, err := encodeRecord(rec)
+	nonce := nuid.Next()
+	val, err := encodeRecord(rec, nonce)
 	if err != nil {
 		return askuser.Record{}, false, err
 	}
 	ttl := seconds(time.Until(rec.Ask.ExpiresAt) + s.opts.Keep)
-	for {
+	var out askuser.Record
+	var created bool
+	err = retry(ctx, func(ctx context.Context) error {
 		rev, err := s.kv.Create(ctx, key, val, jetstream.KeyTTL(ttl))
 		if err == nil {
 			rec.Rev = rev
-			return rec, true, nil
+			out, created = rec, true
+			return nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
-			return askuser.Record{}, false, unavailable("recording the question", err)
+			return err
 		}
-		cur, err := s.Get(ctx, rec.Session, rec.Ask.RequestID)
-		if err == nil {
-			return cur, false, nil
+		cur, curNonce, err := s.get(ctx, key)
+		switch {
+		case errors.Is(err, askuser.ErrNotPending):
+			return nats.ErrTimeout // removed between the two: create it again
+		case err != nil:
+			return err
 		}
-		if !errors.Is(err, askuser.ErrNotPending) {
-			return askuser.Record{}, false, err
-		}
-		// Removed between the two: record it again.
+		// An earlier try of this Put that timed out may have been written after all.
+		out, created = cur, curNonce == nonce && cur.Outcome == 0
+		return nil
+	})
+	if err != nil {
+		return askuser.Record{}, false, unavailable("recording the question", err)
 	}
+	if out.Session != rec.Session || out.Ask.RequestID != rec.Ask.RequestID {
+		return askuser.Record{}, false, fmt.Errorf("cluster: the key %q holds another question (a hash collision)", key)
+	}
+	return out, created, nil
 }
 
 // Get returns the record of session and requestID, pending or ended and kept, read from
@@ -295,21 +359,43 @@ func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bo
 func (s *Store) Get(ctx context.Context, session askuser.SessionID, requestID string) (askuser.Record, error) {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	e, err := s.kv.Get(ctx, recordKey(session, requestID))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return askuser.Record{}, askuser.ErrNotPending
+	var rec askuser.Record
+	key := recordKey(session, requestID)
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		rec, _, err = s.get(ctx, key)
+		if errors.Is(err, askuser.ErrNotPending) && s.watched(key) {
+			// The watch has seen it pending: a stream leader just elected may not have
+			// applied every write yet.
+			return errNotApplied
+		}
+		return err
+	})
+	if errors.Is(err, errNotApplied) {
+		err = askuser.ErrNotPending
+	}
+	if errors.Is(err, askuser.ErrNotPending) {
+		return askuser.Record{}, err
 	}
 	if err != nil {
 		return askuser.Record{}, unavailable("reading the question", err)
-	}
-	rec, err := decodeRecord(e.Value(), e.Revision())
-	if err != nil {
-		return askuser.Record{}, err
 	}
 	if rec.Session != session || rec.Ask.RequestID != requestID {
 		return askuser.Record{}, askuser.ErrNotPending // another id with the same hashed key
 	}
 	return rec, nil
+}
+
+// get reads key once, and returns its record and the nonce of the write that made it.
+func (s *Store) get(ctx context.Context, key string) (askuser.Record, string, error) {
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return askuser.Record{}, "", askuser.ErrNotPending
+	}
+	if err != nil {
+		return askuser.Record{}, "", err
+	}
+	return decodeRecord(e.Value(), e.Revision())
 }
 
 // End writes rec, ended, over the pending record of revision rec.Rev, in one write that
@@ -322,19 +408,48 @@ func (s *Store) End(ctx context.Context, rec askuser.Record) (bool, error) {
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	val, err := encodeRecord(rec)
+	nonce := nuid.Next()
+	val, err := encodeRecord(rec, nonce)
 	if err != nil {
 		return false, err
 	}
-	msg := &nats.Msg{Subject: s.subjects + recordKey(rec.Session, rec.Ask.RequestID), Data: val, Header: nats.Header{}}
-	_, err = s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rec.Rev), jetstream.WithMsgTTL(s.keepTTL))
-	switch {
-	case err == nil:
-		return true, nil
-	case wrongRevision(err):
-		return false, nil
+	key := recordKey(rec.Session, rec.Ask.RequestID)
+	var won bool
+	err = retry(ctx, func(ctx context.Context) error {
+		msg := &nats.Msg{Subject: s.subjects + key, Data: val, Header: nats.Header{}}
+		_, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rec.Rev), jetstream.WithMsgTTL(s.keepTTL))
+		if err == nil {
+			won = true
+			return nil
+		}
+		if !wrongRevision(err) {
+			return err
+		}
+		// Lost, unless the winner is an earlier try of this End that timed out; or not
+		// decided yet: JetStream refuses a compare-and-set, without deciding it, while
+		// another write of the key is in flight, which may itself fail.
+		cur, curNonce, err := s.get(ctx, key)
+		switch {
+		case errors.Is(err, askuser.ErrNotPending) && s.watched(key):
+			return errNotApplied
+		case errors.Is(err, askuser.ErrNotPending):
+			won = false
+			return nil
+		case err != nil:
+			return err
+		case cur.Rev == rec.Rev && cur.Outcome == 0:
+			return errInFlight
+		}
+		won = curNonce == nonce && cur.Rev == rec.Rev
+		return nil
+	})
+	if errors.Is(err, errNotApplied) {
+		return false, nil // gone, after all
 	}
-	return false, unavailable("ending the question", err)
+	if err != nil {
+		return false, unavailable("ending the question", err)
+	}
+	return won, nil
 }
 
 // Pending lists the session's pending questions, read from the servers (not from what
@@ -342,23 +457,60 @@ func (s *Store) End(ctx context.Context, rec askuser.Record) (bool, error) {
 func (s *Store) Pending(ctx context.Context, session askuser.SessionID) ([]askuser.Record, error) {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	w, err := s.kv.Watch(ctx, sessionToken(session)+".*", jetstream.IgnoreDeletes())
+	var out []askuser.Record
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		out, err = s.listPending(ctx, session)
+		return err
+	})
 	if err != nil {
 		return nil, unavailable("listing the questions", err)
 	}
-	defer stopWatch(w)
+	return out, nil
+}
+
+// listPending lists the session's pending questions once, with a watch of its keys that
+// ends after their current values.
+func (s *Store) listPending(ctx context.Context, session askuser.SessionID) ([]askuser.Record, error) {
+	wctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type made struct {
+		w   jetstream.KeyWatcher
+		err error
+	}
+	// Making a watch waits for JetStream as long as its context, which also bounds the
+	// watch's life: it gets its own, and ctx bounds the wait.
+	ch := make(chan made, 1)
+	go func() {
+		w, err := s.kv.Watch(wctx, sessionToken(session)+".*", jetstream.IgnoreDeletes())
+		ch <- made{w, err}
+	}()
+	var m made
+	select {
+	case m = <-ch:
+	case <-ctx.Done():
+		cancel()
+		if m = <-ch; m.err == nil {
+			s.stopWatch(m.w)
+		}
+		return nil, ctx.Err()
+	}
+	if m.err != nil {
+		return nil, m.err
+	}
+	defer s.stopWatch(m.w)
 	var out []askuser.Record
 	for {
 		select {
-		case e, ok := <-w.Updates():
+		case e, ok := <-m.w.Updates():
 			if !ok {
-				return nil, unavailable("listing the questions", nats.ErrConnectionClosed)
+				return nil, nats.ErrConnectionClosed
 			}
 			if e == nil {
 				sortByRev(out)
 				return out, nil
 			}
-			rec, err := decodeRecord(e.Value(), e.Revision())
+			rec, _, err := decodeRecord(e.Value(), e.Revision())
 			if err != nil {
 				s.log.Warn("cluster: skipping a record", "key", e.Key(), "err", err)
 				continue
@@ -367,7 +519,7 @@ func (s *Store) Pending(ctx context.Context, session askuser.SessionID) ([]askus
 				out = append(out, rec)
 			}
 		case <-ctx.Done():
-			return nil, unavailable("listing the questions", ctx.Err())
+			return nil, ctx.Err()
 		}
 	}
 }
@@ -402,5 +554,6 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	s.expiry.Wait()
+	s.bg.Wait()
 	return nil
 }

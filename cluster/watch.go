@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -32,7 +34,10 @@ func (s *Store) loop(ready chan struct{}) {
 	defer close(s.done)
 	status := s.nc.StatusChanged(nats.CONNECTED)
 	defer s.nc.RemoveStatusListener(status)
-	leader, err := s.nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+s.stream, func(*nats.Msg) { s.kick() })
+	leader, err := s.nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+s.stream, func(*nats.Msg) {
+		s.log.Debug("cluster: the bucket's stream has a new leader")
+		s.kick()
+	})
 	if err == nil {
 		defer func() { _ = leader.Unsubscribe() }()
 	}
@@ -76,12 +81,15 @@ func (s *Store) watch(status chan nats.Status, ready chan struct{}) error {
 			drained = true
 		}
 	}
-	// The watch's subscription ends with the context given here: the store's own.
-	w, err := s.kv.WatchAll(s.ctx)
+	w, stop, err := s.startWatch()
 	if err != nil {
 		return err
 	}
-	defer stopWatch(w)
+	defer stop()
+	// A snapshot that stops coming (its consumer was on a server that went) is started
+	// again.
+	stalled := time.NewTimer(s.opts.RequestTimeout)
+	defer stalled.Stop()
 	var snap []jetstream.KeyValueEntry
 	for done := false; !done; {
 		select {
@@ -94,6 +102,9 @@ func (s *Store) watch(status chan nats.Status, ready chan struct{}) error {
 				break
 			}
 			snap = append(snap, e)
+			stalled.Reset(s.opts.RequestTimeout)
+		case <-stalled.C:
+			return errSnapshotStalled
 		case <-status:
 			return nil
 		case <-s.restart:
@@ -120,6 +131,7 @@ func (s *Store) watch(status chan nats.Status, ready chan struct{}) error {
 				s.apply(e)
 			}
 		case <-status:
+			s.log.Debug("cluster: reconnected")
 			return nil
 		case <-s.restart:
 			return nil
@@ -129,22 +141,63 @@ func (s *Store) watch(status chan nats.Status, ready chan struct{}) error {
 	}
 }
 
-// stopWatch stops w and waits, a little, for its channel to close: nats.go's callback
-// may be blocked handing over an entry, and stopping frees it only once it is read.
-func stopWatch(w jetstream.KeyWatcher) {
-	_ = w.Stop()
-	t := time.NewTimer(5 * time.Second)
+// errSnapshotStalled is why a watch whose snapshot stopped coming is started again.
+var errSnapshotStalled = errors.New("cluster: the bucket's snapshot stalled")
+
+// startWatch starts a watch of the whole bucket, within the request timeout, and returns
+// it with the function that stops it. The watch's subscription lives as long as the
+// context it is made with, and making it waits for JetStream's answer as long as that
+// context does: the context is the watch's own, cancelled when it stops or when making
+// it takes too long.
+func (s *Store) startWatch() (jetstream.KeyWatcher, func(), error) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	type made struct {
+		w   jetstream.KeyWatcher
+		err error
+	}
+	ch := make(chan made, 1)
+	go func() {
+		w, err := s.kv.WatchAll(ctx)
+		ch <- made{w, err}
+	}()
+	t := time.NewTimer(s.opts.RequestTimeout)
 	defer t.Stop()
-	for {
-		select {
-		case _, ok := <-w.Updates():
-			if !ok {
+	var m made
+	select {
+	case m = <-ch:
+	case <-t.C:
+		cancel()
+		if m = <-ch; m.err == nil {
+			s.stopWatch(m.w)
+		}
+		return nil, nil, fmt.Errorf("cluster: starting the watch: %w", context.DeadlineExceeded)
+	}
+	if m.err != nil {
+		cancel()
+		return nil, nil, m.err
+	}
+	return m.w, func() { s.stopWatch(m.w); cancel() }, nil
+}
+
+// stopWatch stops w in the background: nats.go's callback may be blocked handing over
+// an entry, which stopping frees only once it is read, and stopping deletes the watch's
+// consumer, which waits for a server that may be gone. Close waits for it.
+func (s *Store) stopWatch(w jetstream.KeyWatcher) {
+	s.bg.Go(func() {
+		go func() { _ = w.Stop() }()
+		t := time.NewTimer(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case _, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+			case <-t.C:
 				return
 			}
-		case <-t.C:
-			return
 		}
-	}
+	})
 }
 
 // change is what the watch hands on after updating the mirror: events for the relay and
@@ -154,7 +207,10 @@ type change struct {
 	ended  []askuser.Record
 }
 
-// reconcile makes the mirror what the snapshot says, and hands on the differences.
+// reconcile makes the mirror what the snapshot says, and hands on the differences. A
+// snapshot may come from a server that is still catching up (a watch's consumer need not
+// be on the stream's leader): after a restart, whatever it says changed is checked with
+// the leader first, and a question that cannot be checked stays as it was.
 func (s *Store) reconcile(snap []jetstream.KeyValueEntry) {
 	slices.SortFunc(snap, func(a, b jetstream.KeyValueEntry) int {
 		return cmpUint(a.Revision(), b.Revision())
@@ -165,7 +221,7 @@ func (s *Store) reconcile(snap []jetstream.KeyValueEntry) {
 		if e.Operation() != jetstream.KeyValuePut {
 			continue
 		}
-		rec, err := decodeRecord(e.Value(), e.Revision())
+		rec, _, err := decodeRecord(e.Value(), e.Revision())
 		if err != nil {
 			s.log.Warn("cluster: skipping a record", "key", e.Key(), "err", err)
 			continue
@@ -175,33 +231,87 @@ func (s *Store) reconcile(snap []jetstream.KeyValueEntry) {
 			ch.ended = append(ch.ended, rec)
 		}
 	}
+	// Only this goroutine changes the mirror: what is read here holds until the end.
 	s.mu.Lock()
+	first := s.restarts == 0
 	s.restarts++
-	s.log.Debug("cluster: snapshot", "n", s.restarts, "entries", len(snap))
-	for key, m := range s.pending {
-		rec, ok := now[key]
-		if ok && rec.Rev == m.rec.Rev && rec.Outcome == 0 {
-			continue // still pending
+	var gone []*mirrored
+	for _, m := range s.pending {
+		if rec, ok := now[m.key]; !ok || rec.Rev != m.rec.Rev || rec.Outcome != 0 {
+			gone = append(gone, m)
 		}
-		s.removeLocked(m)
-		if !ok || rec.Rev != m.rec.Rev {
+	}
+	var added []string
+	for _, e := range snap {
+		if rec, ok := now[e.Key()]; ok && rec.Outcome == 0 && s.pending[e.Key()] == nil {
+			added = append(added, e.Key())
+		}
+	}
+	s.mu.Unlock()
+	s.log.Debug("cluster: snapshot", "n", s.restarts, "entries", len(snap), "gone", len(gone), "added", len(added))
+
+	var ends []askuser.Record // of the questions gone, in order
+	for _, m := range gone {
+		rec, ok := now[m.key]
+		if !first {
+			cur, err := s.current(m.key)
+			switch {
+			case err != nil:
+				continue // cannot tell: left as it is
+			case cur.Rev == m.rec.Rev && cur.Outcome == 0:
+				continue // still pending: the snapshot was behind
+			}
+			rec, ok = cur, cur.Rev != 0
+		}
+		if !ok || rec.Rev != m.rec.Rev || rec.Outcome == 0 {
 			// Ended and already gone, or gone unanswered: over, in any case.
 			rec = m.rec
 			rec.Outcome, rec.Answers = askuser.TimedOut, nil
+		} else if !first {
+			ch.ended = append(ch.ended, rec)
+		}
+		ends = append(ends, rec)
+	}
+	var asks []askuser.Record
+	for _, key := range added {
+		rec := now[key]
+		if !first {
+			cur, err := s.current(key)
+			if err != nil || cur.Rev != rec.Rev || cur.Outcome != 0 {
+				continue // ended meanwhile (its end will come), or cannot tell
+			}
+		}
+		asks = append(asks, rec)
+	}
+	s.mu.Lock()
+	for _, rec := range ends {
+		if m := s.pending[recordKey(rec.Session, rec.Ask.RequestID)]; m != nil {
+			s.removeLocked(m)
 		}
 		ch.events = append(ch.events, resolvedEvent(rec))
 	}
-	for _, e := range snap {
-		rec, ok := now[e.Key()]
-		if !ok || rec.Outcome != 0 {
-			continue
-		}
-		if _, seen := s.pending[e.Key()]; !seen {
-			s.addLocked(e.Key(), rec)
-			ch.events = append(ch.events, askEvent(rec))
-		}
+	for _, rec := range asks {
+		s.addLocked(recordKey(rec.Session, rec.Ask.RequestID), rec)
+		ch.events = append(ch.events, askEvent(rec))
 	}
 	s.handOnLocked(ch)
+}
+
+// current reads key from the stream's leader: its record, or a zero record when it has
+// none; an error when the leader cannot be asked.
+func (s *Store) current(key string) (askuser.Record, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
+	defer cancel()
+	var rec askuser.Record
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		rec, _, err = s.get(ctx, key)
+		return err
+	})
+	if errors.Is(err, askuser.ErrNotPending) {
+		return askuser.Record{}, nil
+	}
+	return rec, err
 }
 
 // apply takes one change of the bucket.
@@ -221,7 +331,7 @@ func (s *Store) apply(e jetstream.KeyValueEntry) {
 		s.handOnLocked(ch)
 		return
 	}
-	rec, err := decodeRecord(e.Value(), e.Revision())
+	rec, _, err := decodeRecord(e.Value(), e.Revision())
 	if err != nil {
 		s.log.Warn("cluster: skipping a record", "key", key, "err", err)
 		return
@@ -394,4 +504,11 @@ func (s *Store) setRelayOff() {
 	s.mu.Lock()
 	s.relay = nil
 	s.mu.Unlock()
+}
+
+// watched reports whether the watch has seen key pending.
+func (s *Store) watched(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending[key] != nil
 }
