@@ -409,8 +409,8 @@ func (d *Dispatcher) tryEnd(rec Record, err error) (bool, error) {
 	if serr != nil || !won {
 		if cur, gerr := d.store.Get(context.Background(), rec.Session, rec.Ask.RequestID); gerr == nil && cur.Rev == rec.Rev && cur.Outcome != 0 {
 			d.calls.deliver(cur, nil)
-			return false, nil
 		}
+		// Ended, but when the store failed, maybe by this very end: it cannot be told.
 		return false, serr
 	}
 	d.announce(rec)
