@@ -183,6 +183,13 @@ func (s *Store) startWatch() (jetstream.KeyWatcher, func(), error) {
 // an entry, which stopping frees only once it is read, and stopping deletes the watch's
 // consumer, which waits for a server that may be gone. Close waits for it.
 func (s *Store) stopWatch(w jetstream.KeyWatcher) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		// Closed (Pending called after Close): nobody would wait for it.
+		_ = w.Stop()
+		return
+	}
 	s.bg.Go(func() {
 		go func() { _ = w.Stop() }()
 		t := time.NewTimer(10 * time.Second)
