@@ -231,7 +231,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// checkLeaks fails t when goroutines of askuser, the cluster, nats.go or the NATS server
+// checkLeaks fails t when goroutines of askuser, the cluster, nats.go, WebSocket or HTTP
 // started during the test are still running once its cleanups have run. Register it
 // first so that it runs last.
 func checkLeaks(t testing.TB) {
@@ -268,7 +268,12 @@ func liveGoroutines() (int, []string) {
 		if strings.Contains(g, "checkLeaks") || strings.Contains(g, "liveGoroutines") {
 			continue
 		}
-		for _, mark := range []string{"askuser", "nats-io", "coder/websocket", "net/http"} {
+		// The embedded NATS servers' own goroutines are theirs to end: a filestore's
+		// flusher may outlive its server's shutdown by a moment.
+		if strings.Contains(g, "nats-server/v2/server") && !strings.Contains(g, "askuser-go") {
+			continue
+		}
+		for _, mark := range []string{"askuser-go", "nats-io/nats.go", "coder/websocket", "net/http"} {
 			if strings.Contains(g, mark) {
 				stacks = append(stacks, g)
 				break
