@@ -139,7 +139,7 @@ func TestBrowserAnswersOnAnotherReplica(t *testing.T) {
 		chromedp.Click(css(panel+` [data-testid="submit"]`)))
 	card := `[data-tool-call-id="` + requestID + `"][data-outcome="answered"]`
 	do(tabA, "the run on replica 1 getting the answer", chromedp.WaitVisible(css(card)))
-	content := get(t, tabA, chromedp.Evaluate[string](`document.querySelector('` + card + ` pre.json:last-of-type').textContent`))
+	content := get(t, tabA, chromedp.Evaluate[string](`document.querySelector('`+card+` pre.json:last-of-type').textContent`))
 	if !strings.Contains(content, `"selectedLabels":["React"]`) {
 		t.Fatalf("the tool result on replica 1 is %s", content)
 	}
