@@ -5,7 +5,7 @@
 // answer instead of asking twice.
 //
 // Each replica opens a [Store] on the same key-value bucket and a [Transport] in front of
-// its own devices (a [wshub.Hub]):
+// its own devices (a wshub.Hub):
 //
 //	st, err := cluster.NewStore(ctx, nc, &cluster.Options{Replicas: 3})
 //	hub := wshub.New(&wshub.Options{Authorize: authorize})

@@ -50,8 +50,10 @@ type Options struct {
 	// its expiry; the grace covers clocks that disagree by less. Negative: never. Default
 	// [DefaultExpireGrace].
 	ExpireGrace time.Duration
-	// RequestTimeout bounds each request to NATS made without a deadline of its own.
-	// Default [DefaultRequestTimeout].
+	// RequestTimeout bounds each operation made without a deadline of its own. Within
+	// it, a request that NATS does not answer is tried again with short timeouts (a
+	// request sent to a stream leader that has just gone gets no answer). Default
+	// [DefaultRequestTimeout].
 	RequestTimeout time.Duration
 	// Logger receives the store's warnings (a watch restarted, a record that does not
 	// decode). Default: none.
@@ -59,9 +61,11 @@ type Options struct {
 }
 
 // ErrUnavailable is wrapped by every error of a [Store] or [Transport] that comes from
-// NATS not answering in time or refusing a write for want of a quorum: nothing was
-// changed, and the same call may succeed later. A device whose answer is refused with it
-// may send it again.
+// NATS not answering in time or refusing a request for want of a leader or a quorum:
+// the same call may succeed later. A write refused with it may still be recorded (a
+// request that timed out is not known to have failed): a device whose answer is refused
+// with it may send it again, and is told by the question's resolution event if its
+// first try won.
 var ErrUnavailable = errors.New("cluster: the question store is unavailable; try again")
 
 // Store is an [askuser.Store] on a NATS JetStream key-value bucket, shared by every

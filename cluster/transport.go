@@ -13,7 +13,7 @@ import (
 )
 
 // Transport is one replica's [askuser.Transport] in a cluster: it gives the replica's
-// devices, which a local transport holds (a [wshub.Hub], say), every event of their
+// devices, which a local transport holds (a wshub.Hub, say), every event of their
 // sessions, wherever it was sent from, and it is the local transport's
 // [askuser.Inbound].
 //
