@@ -204,15 +204,21 @@ func (c *calls) close(last Outcome) {
 		c.mu.Unlock()
 		return
 	}
-	all := c.m
-	c.m = make(map[key]*waiter)
-	c.mu.Unlock()
-	for _, w := range all {
+	// Each waiter's rev is read here, under the lock: a caller whose question has just
+	// been recorded may be binding it right now.
+	var ended []*waiter
+	var revs []uint64
+	for _, w := range c.m {
 		for w != nil {
 			next := w.next
 			w.next = nil
-			w.give(end{rev: w.rev, outcome: last})
+			ended, revs = append(ended, w), append(revs, w.rev)
 			w = next
 		}
+	}
+	c.m = make(map[key]*waiter)
+	c.mu.Unlock()
+	for i, w := range ended {
+		w.give(end{rev: revs[i], outcome: last})
 	}
 }

@@ -362,8 +362,8 @@ func (d *Dispatcher) end(rec Record, err error) (bool, error) {
 	if serr != nil || !won {
 		if cur, gerr := d.store.Get(context.Background(), rec.Session, rec.Ask.RequestID); gerr == nil && cur.Rev == rec.Rev && cur.Outcome != 0 {
 			d.calls.deliver(cur, nil)
-			return false, nil
 		}
+		// Ended, but when the store failed, maybe by this very end: it cannot be told.
 		return false, serr
 	}
 	if d.opts.OnEnd != nil {
@@ -449,8 +449,10 @@ func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
 // have checked the device may act for. It takes [EventResult] events: answers, or
 // {"requestId": ..., "declined": true}. It returns nil when the event was accepted; an
 // [*AnswerError] when the answers are refused (the question stays open); an error
-// matching [ErrNotPending] when no such question is pending; and errors wrapping
-// [ErrMalformedEvent] or [ErrUnsupportedEvent] for anything else.
+// matching [ErrNotPending] when no such question is pending; an error wrapping the
+// store's when a shared [Store] could not read or record it (the device may send it
+// again); and errors wrapping [ErrMalformedEvent] or [ErrUnsupportedEvent] for anything
+// else.
 func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 	if ev.Type != EventResult {
 		return fmt.Errorf("%w: %q", ErrUnsupportedEvent, truncate(ev.Type, 64))

@@ -321,25 +321,28 @@ func (a *agent) call(ctx context.Context, arguments json.RawMessage) (askuser.Re
 // react is the scripted agent's reading of a tool result: a note for the final plan, and
 // whether to go on.
 func (a *agent) react(res askuser.Result, req *askuser.Request) (string, bool) {
+	say, note, goOn := reaction(res, req)
+	a.say(say)
+	return note, goOn
+}
+
+// reaction is react without the saying: what the agent says, the note for its plan, and
+// whether it goes on.
+func reaction(res askuser.Result, req *askuser.Request) (say, note string, goOn bool) {
 	switch res.Outcome {
 	case askuser.Answered:
 		note := describeAnswers(res.Answers, req)
-		a.say("Noted: " + note + ".")
-		return note, true
+		return "Noted: " + note + ".", note, true
 	case askuser.Declined:
-		a.say("You would rather not answer that; I will go with my recommendation.")
-		return headersOf(req) + ": my recommendation (you declined)", true
+		return "You would rather not answer that; I will go with my recommendation.", headersOf(req) + ": my recommendation (you declined)", true
 	case askuser.TimedOut:
-		a.say("No answer in time; I will go with my recommendation.")
-		return headersOf(req) + ": my recommendation (no answer in time)", true
+		return "No answer in time; I will go with my recommendation.", headersOf(req) + ": my recommendation (no answer in time)", true
 	case askuser.Invalid:
-		a.say("My call was invalid, so nobody was asked:\n- " + strings.Join(res.Problems, "\n- "))
+		return "My call was invalid, so nobody was asked:\n- " + strings.Join(res.Problems, "\n- "), "", false
 	case askuser.Cancelled:
-		a.say("Run cancelled.")
-	default:
-		a.say("Stopping: " + res.Content)
+		return "Run cancelled.", "", false
 	}
-	return "", false
+	return "Stopping: " + res.Content, "", false
 }
 
 // describeAnswers renders answers as "Header → choice, choice; Header → Other: text".

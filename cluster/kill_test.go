@@ -1,0 +1,213 @@
+package cluster_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/cluster"
+	"github.com/nats-io/nats.go"
+)
+
+// A replica as a process of its own: the test binary run again with these variables
+// set runs one agent call on a replica and reports on its standard output, so that the
+// test can kill it with SIGKILL while its question waits.
+const (
+	envNATS    = "ASKUSER_CLUSTER_TEST_NATS"
+	envSession = "ASKUSER_CLUSTER_TEST_SESSION"
+	envCall    = "ASKUSER_CLUSTER_TEST_CALL"
+	envArgs    = "ASKUSER_CLUSTER_TEST_ARGS"
+)
+
+func TestMain(m *testing.M) {
+	if url := os.Getenv(envNATS); url != "" {
+		os.Exit(replicaProcess(url))
+	}
+	os.Exit(m.Run())
+}
+
+// replicaProcess is the child: it dispatches one call and prints "waiting" once its
+// question is pending in the bucket, then "result <outcome> <content>" when it returns.
+func replicaProcess(url string) int {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), failsafe)
+	defer cancel()
+	st, err := cluster.NewStore(ctx, nc, nil)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	devices := askusertest.NewTransport()
+	tr, err := cluster.NewTransport(st, devices)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	d := askuser.New(tr, &askuser.Options{Store: st})
+	tr.Bind(d)
+	devices.Bind(tr)
+	session := askuser.StringSession(os.Getenv(envSession))
+	id := os.Getenv(envCall)
+	go func() {
+		for !d.Waiting(session) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		fmt.Println("waiting")
+	}()
+	res := d.Dispatch(context.Background(), askuser.ToolCall{Session: session, ID: id, Name: askuser.ToolName, Arguments: json.RawMessage(os.Getenv(envArgs))})
+	fmt.Println("result", res.Outcome, res.Content)
+	return 0
+}
+
+// child is a replica process.
+type child struct {
+	cmd   *exec.Cmd
+	lines chan string
+}
+
+func startChild(t *testing.T, url, session, id, args string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envNATS+"="+url, envSession+"="+session, envCall+"="+id, envArgs+"="+args)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, lines: make(chan string, 16)}
+	go func() {
+		defer close(c.lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return c
+}
+
+// line returns the child's next line that starts with prefix.
+func (c *child) line(t *testing.T, prefix string) string {
+	t.Helper()
+	timeout := time.After(failsafe)
+	for {
+		select {
+		case l, ok := <-c.lines:
+			if !ok {
+				t.Fatalf("the replica process ended before saying %q", prefix)
+			}
+			if strings.HasPrefix(l, "error") {
+				t.Fatalf("the replica process: %s", l)
+			}
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		case <-timeout:
+			t.Fatalf("the replica process never said %q", prefix)
+		}
+	}
+}
+
+func (c *child) kill(t *testing.T) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.cmd.Wait()
+}
+
+// Guarantee 4: a replica killed with SIGKILL while its question waits. The question
+// stays visible and answerable from the other replicas; the host's run, resumed on
+// another replica process with the same tool-call id and arguments, gets the answer
+// given meanwhile at once, or, resumed before the answer, waits for the same question.
+// Nobody is asked twice. The same id with other arguments is refused.
+func TestReplicaKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs replica processes")
+	}
+	checkLeaks(t)
+	n := startNode(t)
+	r := newReplica(t, "survivor", n.url(), nil, nil)
+	s := askuser.StringSession("killed")
+	dev := r.devices.Connect(s)
+
+	t.Run("answered while it was down", func(t *testing.T) {
+		a := startChild(t, n.url(), "killed", "toolu_A", deployArgs)
+		a.line(t, "waiting")
+		if ask := recv(t, dev, askuser.EventAsk); ask.RequestID() != "toolu_A" {
+			t.Fatal(ask)
+		}
+		a.kill(t)
+		if p := r.d.Pending(s); len(p) != 1 || p[0].RequestID != "toolu_A" {
+			t.Fatalf("after the kill, pending %+v", p)
+		}
+		late := r.devices.Connect(s)
+		recv(t, late, askuser.EventAsk)
+		late.Close()
+		if err := dev.Send(context.Background(), answerEvent(s, "toolu_A", "Yes", "")); err != nil {
+			t.Fatal(err)
+		}
+		recv(t, dev, askuser.EventResolved)
+		b := startChild(t, n.url(), "killed", "toolu_A", deployArgs)
+		if got := b.line(t, "result"); got != `result answered {"answers":[{"question":"Deploy now?","selectedLabels":["Yes"],"customInput":null}]}` {
+			t.Fatalf("the resumed run got %s", got)
+		}
+	})
+
+	t.Run("resumed before the answer", func(t *testing.T) {
+		a := startChild(t, n.url(), "killed", "toolu_B", deployArgs)
+		a.line(t, "waiting")
+		recv(t, dev, askuser.EventAsk)
+		a.kill(t)
+		b := startChild(t, n.url(), "killed", "toolu_B", deployArgs)
+		b.line(t, "waiting")
+		if err := dev.Send(context.Background(), answerEvent(s, "toolu_B", "No", "")); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.line(t, "result"); got != `result answered {"answers":[{"question":"Deploy now?","selectedLabels":["No"],"customInput":null}]}` {
+			t.Fatalf("the resumed run got %s", got)
+		}
+	})
+
+	t.Run("same id, other arguments", func(t *testing.T) {
+		a := startChild(t, n.url(), "killed", "toolu_C", deployArgs)
+		a.line(t, "waiting")
+		recv(t, dev, askuser.EventAsk)
+		a.kill(t)
+		b := startChild(t, n.url(), "killed", "toolu_C", otherArgs)
+		if got := b.line(t, "result"); !strings.HasPrefix(got, "result invalid ") || !strings.Contains(got, "already asking different questions") {
+			t.Fatalf("got %s", got)
+		}
+		if p := r.d.Pending(s); len(p) != 1 || p[0].Questions[0].Question != "Deploy now?" {
+			t.Fatalf("the pending question changed: %+v", p)
+		}
+		r.d.CancelSession(s)
+	})
+
+	for _, ev := range drain(dev) {
+		if ev.Type == askuser.EventAsk {
+			t.Fatalf("a question was asked twice: %v", ev)
+		}
+	}
+}

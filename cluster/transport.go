@@ -1,0 +1,246 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/askuser-go/askuser"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+)
+
+// Transport is one replica's [askuser.Transport] in a cluster: it gives the replica's
+// devices, which a local transport holds (a wshub.Hub, say), every event of their
+// sessions, wherever it was sent from, and it is the local transport's
+// [askuser.Inbound].
+//
+//   - Questions (ask and resolved events) reach the devices from the [Store]'s watch of
+//     the bucket, on every replica, in the bucket's one order, so Send ignores them: the
+//     record the dispatcher has just written is the event.
+//   - Every other event given to Send (a host's own events: a transcript, a status) is
+//     delivered to the local devices and published on the subject
+//     "<prefix>.events.<session>", whence every other replica delivers it to its own.
+//   - As the local transport's Inbound, Pending answers from what the store's watch has
+//     seen, consistently with the events it has relayed: a device that joins on any
+//     replica sees every pending question, then every later event, none twice (the join
+//     rule of askuser.Transport, kept across replicas). HandleEvent and Disconnected go
+//     to the bound Inbound, the replica's dispatcher, which ends questions in the shared
+//     store: an answer is accepted on whichever replica its device is on.
+//
+// Transport implements [askuser.Presence] across replicas: a session has a device when
+// any replica's local transport has one.
+//
+// All methods may be called concurrently.
+type Transport struct {
+	store    *Store
+	local    askuser.Transport
+	presence askuser.Presence // local's, when it has one
+	id       string           // this replica's, to skip its own publications
+	prefix   string
+
+	sub *nats.Subscription // the events of every session
+
+	mu     sync.Mutex
+	in     askuser.Inbound
+	here   map[askuser.SessionID]*nats.Subscription // sessions with a local device: their presence subjects
+	closed bool
+}
+
+// presenceTimeout bounds the question "has any replica a device of this session?": past
+// it, the answer is yes, which only means waiting for an answer.
+const presenceTimeout = 2 * time.Second
+
+// replicaHeader names the replica that published an event.
+const replicaHeader = "Askuser-Replica"
+
+// NewTransport returns the transport of the replica whose store is st and whose devices
+// local holds. It starts relaying st's question events to local at once. Bind the
+// replica's dispatcher to it, and it to local (for a hub: hub.Bind(t)). One Transport per
+// Store.
+func NewTransport(st *Store, local askuser.Transport) (*Transport, error) {
+	t := &Transport{store: st, local: local, id: nuid.Next(), prefix: st.opts.Prefix, here: make(map[askuser.SessionID]*nats.Subscription)}
+	t.presence, _ = local.(askuser.Presence)
+	sub, err := st.nc.Subscribe(t.prefix+".events.>", t.receive)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: subscribing to the events: %w", err)
+	}
+	t.sub = sub
+	// Once the server has the subscription, every event published from now on reaches
+	// this replica.
+	if err := st.nc.FlushTimeout(st.opts.RequestTimeout); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, unavailable("subscribing to the events", err)
+	}
+	if !st.setRelay(t.relay) {
+		_ = sub.Unsubscribe()
+		return nil, errors.New("cluster: the store already has a transport")
+	}
+	// Questions the watch saw before the relay was set: the local transport has no
+	// device yet, or its devices were shown them by Pending on joining.
+	return t, nil
+}
+
+// Bind sets where the local devices' events go: the replica's dispatcher.
+func (t *Transport) Bind(in askuser.Inbound) {
+	t.mu.Lock()
+	t.in = in
+	t.mu.Unlock()
+}
+
+func (t *Transport) inbound() askuser.Inbound {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.in
+}
+
+// relay delivers a question event of the store's watch to the local devices.
+func (t *Transport) relay(ev askuser.Event) {
+	_ = t.local.Send(context.Background(), ev)
+}
+
+// Send delivers ev to the session's devices on every replica. Ask and resolved events
+// are not sent from here: every replica's store watch delivers them, from the record the
+// dispatcher wrote. Other events go to the local devices at once, and to the other
+// replicas' through NATS; Send returns an error when NATS would not take the event.
+func (t *Transport) Send(ctx context.Context, ev askuser.Event) error {
+	if ev.Type == askuser.EventAsk || ev.Type == askuser.EventResolved {
+		return nil
+	}
+	b, err := ev.Encode()
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return askuser.ErrTransportClosed
+	}
+	lerr := t.local.Send(ctx, ev)
+	msg := &nats.Msg{Subject: t.prefix + ".events." + sessionToken(ev.SessionID), Data: b, Header: nats.Header{replicaHeader: []string{t.id}}}
+	if err := t.store.nc.PublishMsg(msg); err != nil {
+		return unavailable("publishing an event", err)
+	}
+	return lerr
+}
+
+// receive delivers an event published by another replica to the local devices.
+func (t *Transport) receive(m *nats.Msg) {
+	if m.Header.Get(replicaHeader) == t.id {
+		return
+	}
+	ev, err := askuser.ParseEvent(m.Data)
+	if err != nil || ev.Type == askuser.EventAsk || ev.Type == askuser.EventResolved {
+		return // questions come from the store's watch
+	}
+	_ = t.local.Send(context.Background(), ev)
+}
+
+// Pending returns the session's pending questions as the store's watch has seen them,
+// for the local transport to show a device that joins; it implements
+// [askuser.Inbound.Pending] for the local transport. It reads no network, and may be
+// called with the local transport's lock held. It also notes that the session has a
+// local device, for [Transport.Connected] on other replicas.
+func (t *Transport) Pending(session askuser.SessionID) []askuser.AskData {
+	t.arrived(session)
+	recs := t.store.pendingOf(session)
+	if len(recs) == 0 {
+		return nil
+	}
+	out := make([]askuser.AskData, len(recs))
+	for i, r := range recs {
+		out[i] = r.Ask
+	}
+	return out
+}
+
+// HandleEvent passes a device's event to the bound Inbound.
+func (t *Transport) HandleEvent(ctx context.Context, ev askuser.Event) error {
+	in := t.inbound()
+	if in == nil {
+		return errors.New("cluster: the transport is not bound to a dispatcher")
+	}
+	return in.HandleEvent(ctx, ev)
+}
+
+// Disconnected tells the bound Inbound that the session's last local device has gone.
+// A dispatcher that then ends questions for want of a device (with
+// [askuser.Options.FailOnDisconnect]) asks [Transport.Connected] first, which sees the
+// devices of the other replicas.
+func (t *Transport) Disconnected(session askuser.SessionID) {
+	t.left(session)
+	if in := t.inbound(); in != nil {
+		in.Disconnected(session)
+	}
+}
+
+// arrived notes that session has a local device: other replicas asking whether it has
+// one get an answer from this one.
+func (t *Transport) arrived(session askuser.SessionID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || t.here[session] != nil {
+		return
+	}
+	sub, err := t.store.nc.Subscribe(t.prefix+".presence."+sessionToken(session), func(m *nats.Msg) {
+		if t.localConnected(session) {
+			_ = m.Respond(nil)
+		}
+	})
+	if err == nil {
+		t.here[session] = sub
+	}
+}
+
+// left notes that session's last local device has gone, unless one came back meanwhile.
+func (t *Transport) left(session askuser.SessionID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sub := t.here[session]
+	if sub == nil || t.localConnected(session) {
+		return
+	}
+	delete(t.here, session)
+	_ = sub.Unsubscribe()
+}
+
+// localConnected reports whether the local transport has a device of session; without
+// Presence it assumes so.
+func (t *Transport) localConnected(session askuser.SessionID) bool {
+	return t.presence == nil || t.presence.Connected(session)
+}
+
+// Connected reports whether a device of session is connected to any replica: to this
+// one's local transport, or to another replica, which answers on NATS. When NATS does not
+// answer in time it reports true: the question is then asked, and waits for an answer.
+func (t *Transport) Connected(session askuser.SessionID) bool {
+	if t.presence != nil && t.presence.Connected(session) {
+		return true
+	}
+	_, err := t.store.nc.Request(t.prefix+".presence."+sessionToken(session), nil, presenceTimeout)
+	return !errors.Is(err, nats.ErrNoResponders)
+}
+
+// Close stops relaying events, to the local devices and from them; later Sends return
+// [askuser.ErrTransportClosed]. It closes neither the store nor the local transport.
+// Close may be called more than once.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	subs := t.here
+	t.here = nil
+	t.mu.Unlock()
+	for _, sub := range subs {
+		_ = sub.Unsubscribe()
+	}
+	_ = t.sub.Unsubscribe()
+	t.store.setRelayOff()
+	return nil
+}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/internal/demo"
+	"github.com/chromedp/chromedp"
+	"github.com/coder/websocket"
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// failsafe bounds every wait, so that a bug fails a test instead of hanging it.
+const failsafe = 30 * time.Second
+
+// envReplica makes the test binary run one replica, as the command does with -addr:
+// the durable-run test kills it with SIGKILL and starts it again.
+const envReplica = "ASKUSER_CLUSTER_DEMO_REPLICA" // "name addr natsURL"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(envReplica); spec != "" {
+		f := strings.Fields(spec)
+		if err := run(f[2], "", "", f[1], f[0], "", 1, time.Minute, false); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func startTestNATS(t *testing.T) *server.Server {
+	t.Helper()
+	ns, err := startNATS("127.0.0.1:0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	})
+	return ns
+}
+
+// startReplica runs a replica in this process, served by httptest.
+func startReplica(t *testing.T, natsURL, name string) *httptest.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), failsafe)
+	defer cancel()
+	r, err := NewReplica(ctx, natsURL, name, ReplicaOptions{Timeout: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(r)
+	t.Cleanup(func() {
+		r.Close()
+		srv.Close()
+	})
+	return srv
+}
+
+// A run started from a tab on replica 1 is answered from a tab on replica 3, in headless
+// Chromium; each page says which replica it is on. Chromium is required: without it the
+// test fails.
+func TestBrowserAnswersOnAnotherReplica(t *testing.T) {
+	chrome, err := findChrome()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := startTestNATS(t)
+	r1 := startReplica(t, ns.ClientURL(), "r1")
+	startReplica(t, ns.ClientURL(), "r2")
+	r3 := startReplica(t, ns.ClientURL(), "r3")
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")),
+		chromedp.WindowSize(1200, 1000),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("starting Chromium (%s): %v", chrome, err)
+	}
+	session := fmt.Sprint(time.Now().UnixNano() % 1_000_000_000)
+
+	tabA, cancelA := chromedp.NewContext(browser)
+	defer cancelA()
+	tabB, cancelB := chromedp.NewContext(browser)
+	defer cancelB()
+	// A tab is opened by its first action, and closed when that action's context ends:
+	// open each with its own context, before any action with a timeout.
+	for _, tab := range []context.Context{tabA, tabB} {
+		if err := chromedp.Do(tab); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do := func(tab context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(tab, failsafe)
+		defer cancel()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	do(tabA, "opening a tab on replica 1", chromedp.Navigate(r1.URL+"/?session="+session), chromedp.WaitVisible(css(`#conn[data-state="open"]`)))
+	if got := get(t, tabA, chromedp.Evaluate[string](`document.getElementById("replica").textContent`)); got != "Replica r1" {
+		t.Fatalf("the page on replica 1 says %q", got)
+	}
+	do(tabA, "starting a run", chromedp.SetValue(css("#message"), "/single"), chromedp.Click(css("#send")), chromedp.WaitVisible(css(`[data-testid="panel"]`)))
+	requestID := get(t, tabA, chromedp.AttributeValue(css(`[data-testid="panel"]`), "data-request-id")).Value
+	panel := `[data-testid="panel"][data-request-id="` + requestID + `"]`
+	do(tabB, "opening a tab on replica 3", chromedp.Navigate(r3.URL+"/?session="+session), chromedp.WaitVisible(css(panel)))
+	if got := get(t, tabB, chromedp.Evaluate[string](`document.getElementById("replica").textContent`)); got != "Replica r3" {
+		t.Fatalf("the page on replica 3 says %q", got)
+	}
+	do(tabB, "answering on replica 3",
+		chromedp.Click(css(panel+` [data-testid="question"][data-index="0"] [data-testid="option"][data-index="1"]`)),
+		chromedp.Click(css(panel+` [data-testid="submit"]`)))
+	card := `[data-tool-call-id="` + requestID + `"][data-outcome="answered"]`
+	do(tabA, "the run on replica 1 getting the answer", chromedp.WaitVisible(css(card)))
+	content := get(t, tabA, chromedp.Evaluate[string](`document.querySelector('`+card+` pre.json:last-of-type').textContent`))
+	if !strings.Contains(content, `"selectedLabels":["React"]`) {
+		t.Fatalf("the tool result on replica 1 is %s", content)
+	}
+	do(tabB, "the other tab showing the run's result", chromedp.WaitVisible(css(card)))
+}
+
+// get runs one action in tab and returns its value.
+func get[T any](t *testing.T, tab context.Context, a chromedp.Action[T]) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, failsafe)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func findChrome() (string, error) {
+	if p := os.Getenv("E2E_CHROME"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("no Chromium found: this test needs a headless browser. " +
+		"Install it (Debian/Ubuntu: apt-get install -y chromium) or set E2E_CHROME to a Chrome or Chromium binary")
+}
+
+// device is a WebSocket client of the demo, reading its events.
+type device struct {
+	t      *testing.T
+	ws     *websocket.Conn
+	events chan askuser.Event
+}
+
+func dial(t *testing.T, url, session string) *device {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), failsafe)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, strings.Replace(url, "http", "ws", 1)+"/ws?session="+session, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadLimit(1 << 20)
+	d := &device{t: t, ws: ws, events: make(chan askuser.Event, 1000)}
+	go func() {
+		defer close(d.events)
+		for {
+			_, msg, err := ws.Read(context.Background())
+			if err != nil {
+				return
+			}
+			if ev, err := askuser.ParseEvent(msg); err == nil {
+				d.events <- ev
+			}
+		}
+	}()
+	t.Cleanup(func() { _ = ws.CloseNow() })
+	return d
+}
+
+// next returns the next event for which ok holds.
+func (d *device) next(what string, ok func(askuser.Event) bool) askuser.Event {
+	d.t.Helper()
+	timeout := time.After(failsafe)
+	for {
+		select {
+		case ev, open := <-d.events:
+			if !open {
+				d.t.Fatalf("the connection ended while waiting for %s", what)
+			}
+			if ok(ev) {
+				return ev
+			}
+		case <-timeout:
+			d.t.Fatalf("no %s", what)
+		}
+	}
+}
+
+func (d *device) send(v any) {
+	d.t.Helper()
+	b, _ := json.Marshal(v)
+	if err := d.ws.Write(context.Background(), websocket.MessageText, b); err != nil {
+		d.t.Fatal(err)
+	}
+}
+
+func field(ev askuser.Event, name string) string {
+	var m map[string]any
+	_ = json.Unmarshal(ev.Data, &m)
+	if v, ok := m[name].(string); ok {
+		return v
+	}
+	return ""
+}
+
+// The durable pattern: replica 1, a process of its own, is killed with SIGKILL while
+// its run waits for an answer; the question is answered on replica 3; replica 1, started
+// again, resumes its run with the same tool-call id and gets that answer at once.
+func TestKilledReplicaResumesItsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a replica process")
+	}
+	ns := startTestNATS(t)
+	r3 := startReplica(t, ns.ClientURL(), "r3")
+	addr := freeAddr(t)
+	startProcess := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envReplica+"=r1 "+addr+" "+ns.ClientURL())
+		out, _ := cmd.StdoutPipe()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "listening on") {
+				break
+			}
+		}
+		go func() {
+			for sc.Scan() {
+			}
+		}()
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+		return cmd
+	}
+	r1 := startProcess()
+	session := "durable-" + fmt.Sprint(time.Now().UnixNano())
+	a := dial(t, "http://"+addr, session)
+	a.send(map[string]any{"type": demo.EventUserMessage, "data": map[string]any{"text": "/single"}})
+	ask := a.next("the question", func(ev askuser.Event) bool { return ev.Type == askuser.EventAsk })
+	id := ask.RequestID()
+
+	if err := r1.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	_ = r1.Wait()
+	b := dial(t, r3.URL, session)
+	b.next("the question on replica 3", func(ev askuser.Event) bool { return ev.Type == askuser.EventAsk && ev.RequestID() == id })
+	b.send(map[string]any{"type": askuser.EventResult, "data": map[string]any{"requestId": id, "answers": []any{
+		map[string]any{"question": "Which framework should we use for the new module?", "selectedLabels": []string{"Svelte"}, "customInput": nil},
+	}}})
+	b.next("the question's end", func(ev askuser.Event) bool { return ev.Type == askuser.EventResolved && ev.RequestID() == id })
+
+	startProcess()
+	b.next("the resumed run's message", func(ev askuser.Event) bool {
+		return ev.Type == demo.EventAgentMessage && strings.Contains(field(ev, "text"), "Resumed on replica r1")
+	})
+	res := b.next("the tool result", func(ev askuser.Event) bool { return ev.Type == demo.EventToolResult })
+	if field(res, "requestId") != id || !strings.Contains(field(res, "content"), `"selectedLabels":["Svelte"]`) {
+		t.Fatalf("the resumed run's result: %s", res.Data)
+	}
+	b.next("the run's end", func(ev askuser.Event) bool {
+		return ev.Type == demo.EventStatus && strings.Contains(string(ev.Data), `"state":"idle"`)
+	})
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(nil)
+	addr := srv.Listener.Addr().String()
+	srv.Close()
+	return addr
+}

@@ -1,0 +1,419 @@
+// The demo page: a transcript of the scripted agent's run, a message box, and the askuser
+// panel, all on the one WebSocket that AskUser.connect opens. English or Chinese: ?lang=en
+// or ?lang=zh, else the browser's language.
+(function () {
+  "use strict";
+
+  var TEXT = {
+    en: {
+      title: "askuser demo",
+      session: "Session",
+      newSession: "New session",
+      otherLanguage: "\u4e2d\u6587",
+      notice: "Demo only: the server lets anyone who names a session in the URL connect to it, " +
+        "read its questions and answer them. A real host authenticates each connection. Open " +
+        "this same URL in a second tab to see two devices: answer in one and the other clears.",
+      transcript: "Transcript",
+      questions: "Questions from the agent",
+      messageLabel: "Message to the agent",
+      placeholder: "Send any message to start the tour, or /help for the commands. Enter sends, Shift+Enter makes a new line.",
+      send: "Send",
+      cancel: "Cancel run",
+      connecting: "Connecting\u2026",
+      connected: "Connected",
+      disconnected: "Disconnected",
+      reconnecting: function (s) { return "Reconnecting in " + s + "s\u2026"; },
+      states: {idle: "Agent idle", running: "Agent working\u2026", waiting: "Agent waiting for your answer"},
+      queuedCount: function (n) { return " \u00b7 " + n + " queued"; },
+      you: "You",
+      agent: "Agent",
+      server: "Server",
+      page: "Page",
+      queued: "queued until the agent is free",
+      waitingForAnswer: "waiting for your answer\u2026",
+      input: "Input",
+      output: "Output",
+      notSent: "Not connected; the message was not sent.",
+      notCancelled: "Not connected; nothing was cancelled.",
+      // The tool card's summary, as askuser.Summary words it.
+      answered: function (n) { return n === 1 ? "Answered 1 question" : "Answered " + n + " questions"; },
+      outcomes: {
+        timeout: "No answer: timed out",
+        cancelled: "No answer: session cancelled",
+        declined: "Declined to answer",
+        undelivered: "Not asked: no device reached",
+        disconnected: "No answer: disconnected",
+        shutdown: "No answer: service shutting down"
+      },
+      invalid: function (n) { return "Invalid question (" + n + " problems)"; },
+      unknown: "Unrecognized result",
+      colon: ": ",
+      separator: ", "
+    },
+    zh: {
+      title: "askuser \u6f14\u793a",
+      session: "\u4f1a\u8bdd",
+      newSession: "\u65b0\u4f1a\u8bdd",
+      otherLanguage: "English",
+      notice: "\u4ec5\u4f9b\u6f14\u793a\uff1a\u670d\u52a1\u5668\u5141\u8bb8\u4efb\u4f55\u4eba\u8fde\u63a5\u5230 URL \u4e2d\u6307\u5b9a\u7684\u4f1a\u8bdd\uff0c" +
+        "\u67e5\u770b\u5e76\u56de\u7b54\u5b83\u7684\u95ee\u9898\u3002\u771f\u6b63\u7684\u5bbf\u4e3b\u4f1a\u8ba4\u8bc1\u6bcf\u4e2a\u8fde\u63a5\u3002" +
+        "\u5728\u7b2c\u4e8c\u4e2a\u6807\u7b7e\u9875\u4e2d\u6253\u5f00\u540c\u4e00\u4e2a URL\uff0c\u5c31\u662f\u4e24\u53f0\u8bbe\u5907\uff1a\u5728\u4e00\u4e2a\u91cc\u56de\u7b54\uff0c\u53e6\u4e00\u4e2a\u5c31\u4f1a\u6e05\u9664\u3002",
+      transcript: "\u5bf9\u8bdd\u8bb0\u5f55",
+      questions: "Agent \u7684\u95ee\u9898",
+      messageLabel: "\u53d1\u7ed9 Agent \u7684\u6d88\u606f",
+      placeholder: "\u53d1\u9001\u4efb\u610f\u6d88\u606f\u5f00\u59cb\u6f14\u793a\uff0c\u6216\u8f93\u5165 /help \u67e5\u770b\u547d\u4ee4\u3002Enter \u53d1\u9001\uff0cShift+Enter \u6362\u884c\u3002",
+      send: "\u53d1\u9001",
+      cancel: "\u53d6\u6d88\u8fd0\u884c",
+      connecting: "\u6b63\u5728\u8fde\u63a5\u2026",
+      connected: "\u5df2\u8fde\u63a5",
+      disconnected: "\u5df2\u65ad\u5f00",
+      reconnecting: function (s) { return s + " \u79d2\u540e\u91cd\u8fde\u2026"; },
+      states: {idle: "Agent \u7a7a\u95f2", running: "Agent \u5de5\u4f5c\u4e2d\u2026", waiting: "Agent \u5728\u7b49\u4f60\u56de\u7b54"},
+      queuedCount: function (n) { return " \u00b7 \u6392\u961f " + n + " \u6761"; },
+      you: "\u4f60",
+      agent: "Agent",
+      server: "\u670d\u52a1\u5668",
+      page: "\u9875\u9762",
+      queued: "\u6392\u961f\u4e2d\uff0cAgent \u7a7a\u95f2\u540e\u8bfb\u53d6",
+      waitingForAnswer: "\u7b49\u5f85\u4f60\u7684\u56de\u7b54\u2026",
+      input: "\u8f93\u5165",
+      output: "\u8f93\u51fa",
+      notSent: "\u672a\u8fde\u63a5\uff0c\u6d88\u606f\u6ca1\u6709\u53d1\u51fa\u3002",
+      notCancelled: "\u672a\u8fde\u63a5\uff0c\u4ec0\u4e48\u4e5f\u6ca1\u6709\u53d6\u6d88\u3002",
+      answered: function (n) { return "\u56de\u7b54\u4e86 " + n + " \u4e2a\u95ee\u9898"; },
+      outcomes: {
+        timeout: "\u672a\u56de\u7b54:\u5df2\u8d85\u65f6",
+        cancelled: "\u672a\u56de\u7b54:\u4f1a\u8bdd\u5df2\u53d6\u6d88",
+        declined: "\u7528\u6237\u62d2\u7edd\u56de\u7b54",
+        undelivered: "\u672a\u63d0\u95ee:\u6ca1\u6709\u53ef\u7528\u8bbe\u5907",
+        disconnected: "\u672a\u56de\u7b54:\u8fde\u63a5\u5df2\u65ad\u5f00",
+        shutdown: "\u672a\u56de\u7b54:\u670d\u52a1\u6b63\u5728\u5173\u95ed"
+      },
+      invalid: function (n) { return "\u63d0\u95ee\u65e0\u6548(" + n + " \u4e2a\u95ee\u9898)"; },
+      unknown: "\u65e0\u6cd5\u8bc6\u522b\u7684\u7ed3\u679c",
+      colon: "\uff1a",
+      separator: "\u3001"
+    }
+  };
+
+  var params = new URLSearchParams(location.search);
+  var raw = params.get("session");
+  if (!raw) {
+    raw = String(100000 + Math.floor(Math.random() * 900000000));
+    params.set("session", raw);
+    history.replaceState(null, "", location.pathname + "?" + params.toString());
+  }
+  var asked = params.get("lang") || (navigator.languages && navigator.languages[0]) || navigator.language || "";
+  var lang = /^zh(?:-|_|$)/i.test(asked) ? "zh" : "en";
+  var T = TEXT[lang];
+  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  document.title = T.title;
+
+  var transcript = document.getElementById("transcript");
+  var conn = document.getElementById("conn");
+  var agentState = document.getElementById("agent-state");
+  var form = document.getElementById("composer");
+  var box = document.getElementById("message");
+  var questions = document.getElementById("questions");
+  document.getElementById("session-id").textContent = raw;
+
+  // The page's own texts in the chosen language.
+  Array.prototype.forEach.call(document.querySelectorAll("[data-text]"), function (n) {
+    n.textContent = T[n.getAttribute("data-text")];
+  });
+  transcript.setAttribute("aria-label", T.transcript);
+  questions.setAttribute("aria-label", T.questions);
+  box.placeholder = T.placeholder;
+  conn.textContent = T.connecting;
+  agentState.textContent = T.states.idle;
+  var other = lang === "zh" ? "en" : "zh";
+  var switchLink = document.getElementById("lang-switch");
+  var switchParams = new URLSearchParams(params);
+  switchParams.set("lang", other);
+  switchLink.href = "?" + switchParams.toString();
+  switchLink.textContent = T.otherLanguage;
+  switchLink.lang = other === "zh" ? "zh-CN" : "en";
+  switchLink.hreflang = other;
+  document.getElementById("new-session").href = "/?lang=" + lang;
+
+  // window.demo is for debugging and for the end-to-end tests: every event received, and
+  // every Content-Security-Policy violation of the page.
+  var demo = (window.demo = {session: raw, lang: lang, events: [], cspViolations: [], client: null});
+  document.addEventListener("securitypolicyviolation", function (e) {
+    demo.cspViolations.push({directive: e.violatedDirective, blocked: e.blockedURI, sample: e.sample});
+  });
+
+  var ask = AskUser.connect({
+    url: "/ws?session=" + encodeURIComponent(raw),
+    container: questions,
+    lang: lang
+  });
+  demo.client = ask;
+
+  function el(tag, className, text) {
+    var n = document.createElement(tag);
+    if (className) {
+      n.className = className;
+    }
+    if (text !== undefined && text !== null) {
+      n.textContent = String(text);
+    }
+    return n;
+  }
+
+  // modelText is text a model wrote: shown as text, in its own direction, without the
+  // bidirectional controls that could disguise it.
+  function modelText(tag, className, text) {
+    var n = el(tag, className, String(text).replace(/[\u202A-\u202E\u2066-\u2069]/g, ""));
+    n.dir = "auto";
+    return n;
+  }
+
+  function setConn(state, text) {
+    conn.setAttribute("data-state", state);
+    conn.textContent = text;
+  }
+
+  ask.on("*", function (data, ev) {
+    demo.events.push(ev);
+  });
+  ask.on("open", function () {
+    setConn("open", T.connected);
+  });
+  ask.on("close", function () {
+    setConn("closed", T.disconnected);
+  });
+  ask.on("reconnecting", function (info) {
+    setConn("reconnecting", T.reconnecting(Math.max(1, Math.round(info.delay / 1000))));
+  });
+
+  // ---- transcript ---------------------------------------------------------------------
+
+  // The transcript follows its newest entry unless the person has scrolled up to read:
+  // when entries come, and when its box shrinks because a question panel appears.
+  var follow = true;
+  var autoTop = -1; // the scrollTop the page itself set last
+
+  function toBottom() {
+    transcript.scrollTop = transcript.scrollHeight;
+    autoTop = transcript.scrollTop;
+  }
+  transcript.addEventListener("scroll", function () {
+    if (Math.abs(transcript.scrollTop - autoTop) < 2) {
+      return; // the page's own scrolling
+    }
+    follow = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 24;
+  });
+  if (window.ResizeObserver) {
+    new ResizeObserver(function () {
+      if (follow) {
+        toBottom();
+      }
+    }).observe(transcript);
+  }
+
+  var lastSeq = 0;
+  var toolCards = new Map(); // requestId -> card
+
+  function append(li) {
+    transcript.appendChild(li);
+    if (follow) {
+      toBottom();
+    }
+  }
+
+  function message(who, cls, text, extra) {
+    var li = el("li", "entry " + cls);
+    li.appendChild(el("div", "who", who));
+    li.appendChild(modelText("div", "text", text));
+    if (extra) {
+      li.appendChild(extra);
+    }
+    append(li);
+    return li;
+  }
+
+  function parse(v) {
+    if (typeof v !== "string") {
+      return v;
+    }
+    try {
+      return JSON.parse(v);
+    } catch (e) {
+      return undefined;
+    }
+  }
+
+  function pretty(v) {
+    var parsed = parse(v);
+    return parsed === undefined ? String(v) : JSON.stringify(parsed, null, 2);
+  }
+
+  function toolCard(requestId, name) {
+    var li = el("li", "entry tool");
+    li.setAttribute("data-tool-call-id", requestId);
+    var details = el("details");
+    var summary = el("summary");
+    summary.appendChild(el("span", "tool-name", name || "tool"));
+    var state = el("span", "tool-state", T.waitingForAnswer);
+    state.setAttribute("data-testid", "tool-summary");
+    summary.appendChild(state);
+    details.appendChild(summary);
+    details.appendChild(el("div", "label", T.input));
+    var input = el("pre", "json");
+    details.appendChild(input);
+    details.appendChild(el("div", "label", T.output));
+    var output = el("pre", "json", "\u2026");
+    details.appendChild(output);
+    li.appendChild(details);
+    var card = {li: li, state: state, input: input, output: output, questions: []};
+    toolCards.set(requestId, card);
+    append(li);
+    return card;
+  }
+
+  // summarize writes into node what a tool result says, in the page's language: what was
+  // chosen ("Answered 1 question: Framework: React"), or why there is no answer.
+  function summarize(node, d, card) {
+    while (node.firstChild) {
+      node.removeChild(node.firstChild);
+    }
+    var result = parse(d.content) || {};
+    if (d.outcome === "answered" && Array.isArray(result.answers)) {
+      node.appendChild(document.createTextNode(T.answered(result.answers.length) + T.colon));
+      var headers = {};
+      card.questions.forEach(function (q) {
+        headers[q && q.question] = q && q.header;
+      });
+      result.answers.forEach(function (a, i) {
+        if (i > 0) {
+          node.appendChild(document.createTextNode("; "));
+        }
+        var part = el("span", "tool-answer");
+        part.appendChild(modelText("span", "tool-answer-header", headers[a.question] || a.question));
+        part.appendChild(document.createTextNode(T.colon));
+        var choices = (a.selectedLabels || []).map(function (l) { return modelText("b", null, l); });
+        if (typeof a.customInput === "string") {
+          choices.push(modelText("q", null, a.customInput));
+        }
+        choices.forEach(function (c, k) {
+          if (k > 0) {
+            part.appendChild(document.createTextNode(T.separator));
+          }
+          part.appendChild(c);
+        });
+        node.appendChild(part);
+      });
+      return;
+    }
+    var text = T.outcomes[d.outcome];
+    if (!text && d.outcome === "invalid") {
+      text = T.invalid((result.problems || []).length);
+    }
+    node.textContent = text || T.unknown;
+  }
+
+  var render = {
+    user_message: function (d) {
+      message(T.you, "user", d.text, d.queued ? el("span", "queued", T.queued) : null);
+    },
+    agent_message: function (d) {
+      message(T.agent, "agent", d.text);
+    },
+    tool_call: function (d) {
+      var card = toolCard(String(d.requestId), d.name);
+      card.input.textContent = pretty(d.arguments);
+      var args = parse(d.arguments);
+      card.questions = args && Array.isArray(args.questions) ? args.questions : [];
+    },
+    tool_result: function (d) {
+      var card = toolCards.get(String(d.requestId)) || toolCard(String(d.requestId), "ask_user_questions");
+      card.output.textContent = String(d.content);
+      summarize(card.state, d, card);
+      card.li.classList.toggle("is-error", !!d.isError);
+      card.li.setAttribute("data-outcome", String(d.outcome || ""));
+      var result = parse(d.content);
+      if (result && Array.isArray(result.answers)) {
+        // A panel that ended because another device answered says what was chosen.
+        ask.setAnswers(String(d.requestId), result.answers);
+      }
+    },
+    status: function (d) {
+      var text = T.states[d.state] || String(d.state);
+      if (d.queued > 0) {
+        text += T.queuedCount(d.queued);
+      }
+      agentState.setAttribute("data-state", String(d.state));
+      agentState.textContent = text;
+    }
+  };
+
+  function show(ev) {
+    var d = ev && ev.data;
+    var fn = ev && render[ev.type];
+    if (!fn || !d || typeof d.seq !== "number" || d.seq <= lastSeq) {
+      return; // unknown, or already shown (it was in the history too)
+    }
+    lastSeq = d.seq;
+    fn(d);
+  }
+
+  Object.keys(render).forEach(function (type) {
+    ask.on(type, function (data, ev) {
+      show(ev);
+    });
+  });
+
+  // On every (re)connect the server sends the whole history: start over from it. Replaying
+  // tool calls here never opens a panel; only ask_user_questions events do.
+  ask.on("history", function (data) {
+    while (transcript.firstChild) {
+      transcript.removeChild(transcript.firstChild);
+    }
+    toolCards.clear();
+    lastSeq = 0;
+    ((data && data.events) || []).forEach(show);
+    follow = true;
+    toBottom();
+  });
+
+  // Refusals that name no question are about the page's own messages.
+  ask.on("ask_user_questions_error", function (data) {
+    if (data && !data.requestId) {
+      message(T.server, "error", data.message || data.code);
+    }
+  });
+
+  // ---- composer -----------------------------------------------------------------------
+
+  // The page's own events name no session: the hub takes them for the connection's one
+  // session, whatever its id and type, so nothing is lost turning the URL's id into JSON.
+  form.addEventListener("submit", function (e) {
+    e.preventDefault();
+    var text = box.value;
+    if (text.trim() === "") {
+      return;
+    }
+    if (ask.send({type: "user_message", data: {text: text}})) {
+      box.value = "";
+      follow = true; // a person who sends wants to see the reply
+      toBottom();
+    } else {
+      message(T.page, "error", T.notSent);
+    }
+  });
+  box.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  document.getElementById("cancel").addEventListener("click", function () {
+    if (ask.send({type: "cancel"})) {
+      follow = true;
+      toBottom();
+    } else {
+      message(T.page, "error", T.notCancelled);
+    }
+  });
+})();
