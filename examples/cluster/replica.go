@@ -20,7 +20,7 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// The page is examples/web's (app.js and app.css are copies, kept equal by a test), with
+// The page is examples/web's (its script and styles shared through internal/demo), with
 // the replica's name in the header.
 //
 //go:embed page
@@ -92,6 +92,7 @@ func NewReplica(ctx context.Context, natsURL, name string, o ReplicaOptions) (*R
 		return nil, err
 	}
 	page, _ := fs.Sub(pageFiles, "page")
+	page = demo.PageWith(page)
 	index, err := fs.ReadFile(page, "index.html")
 	if err != nil {
 		r.Close()

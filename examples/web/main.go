@@ -28,7 +28,9 @@ import (
 	"github.com/askuser-go/askuser/internal/demo"
 )
 
-//go:embed index.html app.js app.css
+// The page: index.html here, the script and styles shared with the other demos.
+//
+//go:embed index.html
 var page embed.FS
 
 func main() {
@@ -48,7 +50,7 @@ func run(addr string, timeout time.Duration, csp, verbose bool) error {
 	if verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	srv, err := demo.New(&demo.Options{Page: page, Timeout: timeout, NoCSP: !csp, Logger: logger})
+	srv, err := demo.New(&demo.Options{Page: demo.PageWith(page), Timeout: timeout, NoCSP: !csp, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,34 @@
+package demo
+
+import (
+	"embed"
+	"errors"
+	"io/fs"
+)
+
+//go:embed page/app.js page/app.css
+var assets embed.FS
+
+// PageWith returns the demo page's files: the script (app.js) and styles (app.css) that
+// every demo shares, under own, which holds the demo's index.html (and may replace any
+// shared file by one of the same name).
+func PageWith(own fs.FS) fs.FS {
+	shared, err := fs.Sub(assets, "page")
+	if err != nil {
+		panic(err) // a constant path of an embedded directory
+	}
+	return overlay{own, shared}
+}
+
+// overlay opens a name in the first of its file systems that has it.
+type overlay []fs.FS
+
+func (o overlay) Open(name string) (fs.File, error) {
+	for _, fsys := range o {
+		f, err := fsys.Open(name)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return f, err
+		}
+	}
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
