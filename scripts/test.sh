@@ -19,7 +19,7 @@ fuzztime="${FUZZTIME:-1000x}"
 # Every module of the repository, the root first.
 mapfile -t modules < <(git ls-files '*go.mod' 'go.mod' | xargs -n1 dirname | sort -u)
 
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== %s (at %ds)\n' "$*" "$SECONDS"; }
 
 step "gofmt"
 unformatted="$(gofmt -l $(git ls-files '*.go'))"
@@ -88,3 +88,5 @@ done
 
 step "the root module's tests, with the race detector"
 go test -race -count=1 ./...
+
+step "done"
