@@ -179,8 +179,9 @@ func (c *calls) removeLocked(w *waiter) bool {
 }
 
 // alone reports whether w is the only caller in the table waiting for its question. A
-// caller whose question is not yet recorded does not count: it may not join this one,
-// and if it does and finds it ended, it gets that end.
+// caller not yet bound does not count: the dispatcher asks with the question's key
+// locked, and callers bind under that lock, so such a caller records its question only
+// after w's has ended (and finds it ended and kept, or asks anew).
 func (c *calls) alone(w *waiter) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -244,6 +244,11 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 	}
 	d.keys.lock(k)
 	rec, created, err := d.store.Put(ctx, rec)
+	if err == nil && rec.Outcome == 0 && (created || sameQuestions(rec.Ask, req)) {
+		// Bound under the key's lock, which a caller that cancels takes to see whether
+		// it is the last one waiting.
+		d.calls.bind(w, rec.Rev)
+	}
 	var sendErr error
 	if err == nil && created {
 		d.keys.beforeAsk(k, rec.Rev, d.announce)
@@ -270,7 +275,6 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 		d.calls.remove(w)
 		return d.result(rec, nil)
 	}
-	d.calls.bind(w, rec.Rev)
 	if sendErr != nil {
 		rec.Outcome = Undelivered
 		d.end(rec, sendErr)
@@ -311,25 +315,34 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
 	t := time.NewTimer(time.Until(rec.Ask.ExpiresAt))
 	defer t.Stop()
 	var cause error
+	var err error
 	select {
 	case <-w.done:
 		return d.result(w.end.record(rec), w.end.err)
 	case <-t.C:
 		rec.Outcome = TimedOut
+		_, err = d.end(rec, nil)
 	case <-ctx.Done():
 		cause = errors.Join(ErrCancelled, context.Cause(ctx))
 		rec.Outcome = Cancelled
+		// Under the key's lock no caller can join the question (callers bind under it),
+		// so that none is left waiting for a question this one ends as Cancelled.
+		k := key{rec.Session, rec.Ask.RequestID}
+		d.keys.lock(k)
 		if !d.calls.alone(w) {
-			if d.calls.remove(w) {
+			left := d.calls.remove(w)
+			d.keys.unlock(k, d.announce)
+			if left {
 				// Others still wait: the question stays open for them.
 				return d.result(rec, cause)
 			}
-			// It ended meanwhile: that end is the result.
-			e := w.wait()
-			return d.result(e.record(rec), e.err)
+			// It ended meanwhile: that end is the result, below.
+			break
 		}
+		_, err = d.end(rec, cause)
+		d.keys.unlock(k, d.announce)
 	}
-	if _, err := d.end(rec, cause); err != nil && d.calls.remove(w) {
+	if err != nil && d.calls.remove(w) {
 		return d.result(rec, errors.Join(endingOf(rec.Outcome, nil).err, cause, err))
 	}
 	// Ended by us, or a moment earlier by someone else, whose end is what w gets: the

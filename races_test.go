@@ -16,6 +16,9 @@ import (
 
 type ctxKey struct{}
 
+// afterPut, as a context key, holds a gate that Put waits for after recording.
+type afterPut struct{}
+
 var errUnreachable = errors.New("store unreachable")
 
 // hookStore wraps the memory store: Put blocks while the ctx carries a gate, End can fail
@@ -38,7 +41,12 @@ func (s *hookStore) Put(ctx context.Context, rec Record) (Record, bool, error) {
 		s.putEntered <- struct{}{}
 		<-g
 	}
-	return s.memoryStore.Put(ctx, rec)
+	rec, created, err := s.memoryStore.Put(ctx, rec)
+	if g, ok := ctx.Value(afterPut{}).(chan struct{}); ok {
+		s.putEntered <- struct{}{}
+		<-g
+	}
+	return rec, created, err
 }
 
 func (s *hookStore) End(ctx context.Context, rec Record) (bool, error) {
@@ -136,8 +144,8 @@ func TestStoreFailureAtTimeoutEndsTheCall(t *testing.T) {
 
 // TestCancelWithACallerStillRecording: the last caller waiting for a question cancels
 // while a second caller of the same id, with other questions, is still recording them.
-// The first question must end (not be left pending with nobody waiting), and the second
-// caller, finding the id free, asks its own.
+// The second is refused (the id is taken by a pending question), and the first question
+// must then end, not be left pending with nobody waiting.
 func TestCancelWithACallerStillRecording(t *testing.T) {
 	st := newHookStore()
 	tr := &recTransport{}
@@ -152,24 +160,58 @@ func TestCancelWithACallerStillRecording(t *testing.T) {
 	b := dispatchAsyncI(context.WithValue(context.Background(), ctxKey{}, gate), d, s, "x", otherQ)
 	<-st.putEntered
 	cancelA()
+	time.Sleep(20 * time.Millisecond) // A deciding whether it is the last caller
+	close(gate)
+	if r := <-b; r.Outcome != Invalid {
+		t.Fatalf("B, whose questions differ: %v", r.Outcome)
+	}
 	if r := <-a; r.Outcome != Cancelled {
 		t.Fatalf("A: %v", r.Outcome)
 	}
-	close(gate)
-	waitPending(t, d, s)
-	if p := d.Pending(s); len(p) != 1 || p[0].Questions[0].Question != "Which DB?" {
-		t.Fatalf("pending: %+v, want B's question alone", p)
-	}
-	d.CancelSession(s)
-	if r := <-b; r.Outcome != Cancelled {
-		t.Fatalf("B: %v", r.Outcome)
-	}
 	if d.Waiting(s) {
-		t.Error("a question is still pending, with no caller waiting for it")
+		t.Error("the question is still pending, with no caller waiting for it")
 	}
-	want := []string{EventAsk + ":x", EventResolved + ":x", EventAsk + ":x", EventResolved + ":x"}
+	if err := d.HandleEvent(context.Background(), answerEv(s, "x")); !errors.Is(err, ErrNotPending) {
+		t.Errorf("an answer to it got %v, want ErrNotPending", err)
+	}
+	want := []string{EventAsk + ":x", EventResolved + ":x"}
 	if got := tr.events(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+// TestCancelLeavesAJoinerWaiting: a caller that has just joined a question (same id,
+// same questions; recorded, not yet waiting) when its only other caller cancels keeps
+// waiting for it; it never gets the other caller's Cancelled.
+func TestCancelLeavesAJoinerWaiting(t *testing.T) {
+	st := newHookStore()
+	tr := &recTransport{}
+	d := New(tr, &Options{Store: st})
+	defer d.Close()
+	s := IntSession(1)
+	ctxA, cancelA := context.WithCancel(context.Background())
+	a := dispatchAsyncI(ctxA, d, s, "x", oneQ)
+	waitPending(t, d, s)
+
+	gate := make(chan struct{})
+	b := dispatchAsyncI(context.WithValue(context.Background(), afterPut{}, gate), d, s, "x", oneQ)
+	<-st.putEntered // B has joined the question in the store
+	cancelA()
+	time.Sleep(20 * time.Millisecond) // A deciding whether it is the last caller
+	close(gate)
+	if r := <-a; r.Outcome != Cancelled {
+		t.Fatalf("A: %v", r.Outcome)
+	}
+	select {
+	case r := <-b:
+		t.Fatalf("B, still wanting its answer, returned %v", r.Outcome)
+	case <-time.After(20 * time.Millisecond):
+	}
+	if err := d.HandleEvent(context.Background(), answerEv(s, "x")); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-b; r.Outcome != Answered {
+		t.Fatalf("B: %v", r.Outcome)
 	}
 }
 
