@@ -142,26 +142,34 @@ func TestStoreFailureAtTimeoutEndsTheCall(t *testing.T) {
 	}
 }
 
+// cancelWhileRecording has caller A ask question x and wait, then caller B call with the
+// same id and args, its Put held back at gate (a context key of hookStore: ctxKey{}
+// before recording, afterPut{} after); then A's context ends, and B's Put goes on. It
+// returns both calls' results.
+func cancelWhileRecording(t *testing.T, gate any, args string) (d *Dispatcher, tr *recTransport, s SessionID, a, b <-chan Result) {
+	st := newHookStore()
+	tr = &recTransport{}
+	d = New(tr, &Options{Store: st})
+	t.Cleanup(func() { d.Close() })
+	s = IntSession(1)
+	ctxA, cancelA := context.WithCancel(context.Background())
+	a = dispatchAsyncI(ctxA, d, s, "x", oneQ)
+	waitPending(t, d, s)
+	g := make(chan struct{})
+	b = dispatchAsyncI(context.WithValue(context.Background(), gate, g), d, s, "x", args)
+	<-st.putEntered
+	cancelA()
+	time.Sleep(20 * time.Millisecond) // A deciding whether it is the last caller
+	close(g)
+	return d, tr, s, a, b
+}
+
 // TestCancelWithACallerStillRecording: the last caller waiting for a question cancels
 // while a second caller of the same id, with other questions, is still recording them.
 // The second is refused (the id is taken by a pending question), and the first question
 // must then end, not be left pending with nobody waiting.
 func TestCancelWithACallerStillRecording(t *testing.T) {
-	st := newHookStore()
-	tr := &recTransport{}
-	d := New(tr, &Options{Store: st})
-	defer d.Close()
-	s := IntSession(1)
-	ctxA, cancelA := context.WithCancel(context.Background())
-	a := dispatchAsyncI(ctxA, d, s, "x", oneQ)
-	waitPending(t, d, s)
-
-	gate := make(chan struct{})
-	b := dispatchAsyncI(context.WithValue(context.Background(), ctxKey{}, gate), d, s, "x", otherQ)
-	<-st.putEntered
-	cancelA()
-	time.Sleep(20 * time.Millisecond) // A deciding whether it is the last caller
-	close(gate)
+	d, tr, s, a, b := cancelWhileRecording(t, ctxKey{}, otherQ)
 	if r := <-b; r.Outcome != Invalid {
 		t.Fatalf("B, whose questions differ: %v", r.Outcome)
 	}
@@ -184,21 +192,7 @@ func TestCancelWithACallerStillRecording(t *testing.T) {
 // same questions; recorded, not yet waiting) when its only other caller cancels keeps
 // waiting for it; it never gets the other caller's Cancelled.
 func TestCancelLeavesAJoinerWaiting(t *testing.T) {
-	st := newHookStore()
-	tr := &recTransport{}
-	d := New(tr, &Options{Store: st})
-	defer d.Close()
-	s := IntSession(1)
-	ctxA, cancelA := context.WithCancel(context.Background())
-	a := dispatchAsyncI(ctxA, d, s, "x", oneQ)
-	waitPending(t, d, s)
-
-	gate := make(chan struct{})
-	b := dispatchAsyncI(context.WithValue(context.Background(), afterPut{}, gate), d, s, "x", oneQ)
-	<-st.putEntered // B has joined the question in the store
-	cancelA()
-	time.Sleep(20 * time.Millisecond) // A deciding whether it is the last caller
-	close(gate)
+	d, _, s, a, b := cancelWhileRecording(t, afterPut{}, oneQ)
 	if r := <-a; r.Outcome != Cancelled {
 		t.Fatalf("A: %v", r.Outcome)
 	}
