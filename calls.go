@@ -182,15 +182,30 @@ func (c *calls) removeLocked(w *waiter) bool {
 // caller not yet bound does not count: the dispatcher asks with the question's key
 // locked, and callers bind under that lock, so such a caller records its question only
 // after w's has ended (and finds it ended and kept, or asks anew).
-func (c *calls) alone(w *waiter) bool {
+func (c *calls) alone(w *waiter) (in, alone bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	alone = true
 	for x := c.m[w.key]; x != nil; x = x.next {
-		if x != w && x.rev == w.rev {
-			return false
+		if x == w {
+			in = true
+		} else if x.rev == w.rev {
+			alone = false
 		}
 	}
-	return true
+	return in, alone
+}
+
+// waiting reports whether a caller in the table waits for question rev of k.
+func (c *calls) waiting(k key, rev uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for x := c.m[k]; x != nil; x = x.next {
+		if x.rev == rev {
+			return true
+		}
+	}
+	return false
 }
 
 // close makes add fail from then on, waits for the callers added to settle, and, unless

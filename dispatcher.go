@@ -88,6 +88,11 @@ type Dispatcher struct {
 	mu     sync.Mutex
 	closed bool
 	grace  map[SessionID]*time.Timer
+	// failing counts the disconnection failures running; Close waits for them.
+	failing sync.WaitGroup
+	// closing ends with Close: the contexts of the Puts in flight derive from it.
+	closing     context.Context
+	closeFlight context.CancelFunc
 
 	// keys orders the events of one question (see keyLocks): an answer from a device
 	// that joined and was shown the question can come before its ask has gone out.
@@ -123,6 +128,12 @@ func New(t Transport, opts *Options) *Dispatcher {
 		d.store = d.own
 	}
 	d.stop = d.store.Watch(func(rec Record) { d.calls.deliver(rec, nil) })
+	d.keys.cancel = func(c cancelReq) {
+		if !d.calls.waiting(key{c.rec.Session, c.rec.Ask.RequestID}, c.rec.Rev) {
+			d.end(c.rec, c.cause)
+		}
+	}
+	d.closing, d.closeFlight = context.WithCancel(context.Background())
 	return d
 }
 
@@ -242,8 +253,15 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 		Ask:     AskData{RequestID: id, Questions: req.Questions, Metadata: req.Metadata, ExpiresAt: now.Add(d.opts.Timeout).UTC()},
 		AskedAt: now,
 	}
-	d.keys.lock(k)
-	rec, created, err := d.store.Put(ctx, rec)
+	d.keys.lockAsk(k)
+	putCtx, stopPut := context.WithCancelCause(ctx)
+	stopAfter := context.AfterFunc(d.closing, func() { stopPut(ErrClosed) })
+	rec, created, err := d.store.Put(putCtx, rec)
+	stopAfter()
+	if err != nil && errors.Is(context.Cause(putCtx), ErrClosed) {
+		err = ErrClosed
+	}
+	stopPut(nil)
 	if err == nil && rec.Outcome == 0 && (created || sameQuestions(rec.Ask, req)) {
 		// Bound under the key's lock, which a caller that cancels takes to see whether
 		// it is the last one waiting.
@@ -328,8 +346,21 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
 		// Under the key's lock no caller can join the question (callers bind under it),
 		// so that none is left waiting for a question this one ends as Cancelled.
 		k := key{rec.Session, rec.Ask.RequestID}
-		d.keys.lock(k)
-		if !d.calls.alone(w) {
+		took, ended := d.keys.lockOrHandOff(k, cancelReq{rec, cause}, func() bool { return d.calls.remove(w) })
+		if !took {
+			if ended {
+				break // it ended meanwhile: that end is the result, below
+			}
+			// The holder ends the question unless a caller that it bound still waits.
+			return d.result(rec, cause)
+		}
+		in, alone := d.calls.alone(w)
+		if !in {
+			// Ended, or shut down, meanwhile: that end is the result, below.
+			d.keys.unlock(k, d.announce)
+			break
+		}
+		if !alone {
 			left := d.calls.remove(w)
 			d.keys.unlock(k, d.announce)
 			if left {
@@ -586,6 +617,14 @@ func (d *Dispatcher) Disconnected(session SessionID) {
 }
 
 func (d *Dispatcher) failDisconnected(session SessionID) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	d.failing.Add(1)
+	d.mu.Unlock()
+	defer d.failing.Done()
 	if d.presence != nil && d.presence.Connected(session) {
 		return
 	}
@@ -597,7 +636,10 @@ func (d *Dispatcher) failDisconnected(session SessionID) {
 // dispatcher's own store, the questions end as Shutdown and every device is told. With a
 // shared [Store] they stay pending there, where another dispatcher sharing it (a replica
 // that resumes the same runs, say) can wait for them and any device can still answer
-// them. Close does not close the transport. Close may be called more than once.
+// them; a call still recording its question in the store has its Put cancelled and
+// returns Shutdown too. Close does not close the transport, and after it returns the
+// dispatcher sends nothing and ends nothing. Close may be called more than once, but not
+// from the hooks of [Options] (it waits for the calls and ends they report on).
 func (d *Dispatcher) Close() error {
 	d.mu.Lock()
 	already := d.closed
@@ -610,6 +652,8 @@ func (d *Dispatcher) Close() error {
 	if already {
 		return nil
 	}
+	d.closeFlight()
+	d.failing.Wait()
 	d.stop()
 	if d.own != nil {
 		// New calls are refused; every question recorded ends here, and a caller whose

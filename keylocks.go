@@ -12,17 +12,33 @@ import "sync"
 // end joins the holder as a guest: it records the end in the store at once and leaves
 // the resolution with the holder, who sends it before letting the key go. Unrelated
 // keys never wait for each other; a key's state is dropped when nobody uses it.
+//
+// A caller whose context ends takes the key to decide, with no caller binding meanwhile,
+// whether it is the last one waiting for its question (and so ends it as Cancelled). It
+// does not wait for a caller that holds the key to record an ask, which may take as long
+// as a shared store's Put: it leaves the decision with that holder (lockOrHandOff).
 type keyLocks struct {
 	mu sync.Mutex
 	m  map[key]*keyState
+	// cancel, set once by New, is run by a holder for each cancellation handed to it.
+	cancel func(cancelReq)
+}
+
+// cancelReq is a caller that stopped waiting while the key was held: the holder ends rec's
+// question as Cancelled unless another caller waits for it by then.
+type cancelReq struct {
+	rec   Record
+	cause error
 }
 
 // keyState is one key's lock; every field is guarded by keyLocks.mu.
 type keyState struct {
 	held     bool
+	asking   bool     // the holder is recording (Put) and sending an ask
 	waiters  int      // callers of lock waiting for the key
 	guests   int      // ends running while someone else holds the key
 	deferred []Record // resolutions the guests left, for the holder to send
+	cancels  []cancelReq
 	changed  sync.Cond
 }
 
@@ -40,8 +56,32 @@ func (l *keyLocks) state(k key) *keyState {
 	return s
 }
 
-// lock takes k, waiting until it is free.
-func (l *keyLocks) lock(k key) {
+// lockOrHandOff takes k when it is free and returns true. When it is held, it runs
+// leave (which takes the caller out of the table of waiters) and, if that reports true,
+// hands c to the holder; it returns false then, and ended reports whether leave failed.
+func (l *keyLocks) lockOrHandOff(k key, c cancelReq, leave func() bool) (took, ended bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.state(k)
+	for s.held && !s.asking {
+		s.waiters++
+		s.changed.Wait()
+		s.waiters--
+	}
+	if !s.held {
+		s.held = true
+		return true, false
+	}
+	if !leave() {
+		return false, true
+	}
+	s.cancels = append(s.cancels, c)
+	return false, false
+}
+
+// lockAsk is lock for a caller about to record and send an ask: a caller that cancels
+// meanwhile hands its decision to it instead of waiting for its Put.
+func (l *keyLocks) lockAsk(k key) {
 	l.mu.Lock()
 	s := l.state(k)
 	for s.held {
@@ -49,7 +89,7 @@ func (l *keyLocks) lock(k key) {
 		s.changed.Wait()
 		s.waiters--
 	}
-	s.held = true
+	s.held, s.asking = true, true
 	l.mu.Unlock()
 }
 
@@ -123,18 +163,21 @@ func (l *keyLocks) unlock(k key, publish func(Record)) {
 		for s.guests > 0 {
 			s.changed.Wait()
 		}
-		if len(s.deferred) == 0 {
+		if len(s.deferred) == 0 && len(s.cancels) == 0 {
 			break
 		}
-		recs := s.deferred
-		s.deferred = nil
+		recs, cancels := s.deferred, s.cancels
+		s.deferred, s.cancels = nil, nil
 		l.mu.Unlock()
 		for _, r := range recs {
 			publish(r)
 		}
+		for _, c := range cancels {
+			l.cancel(c)
+		}
 		l.mu.Lock()
 	}
-	s.held = false
+	s.held, s.asking = false, false
 	if s.waiters == 0 {
 		delete(l.m, k)
 	} else {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -314,6 +315,24 @@ func TestNoAskAfterClose(t *testing.T) {
 	}
 }
 
+// checkAlternate fails t unless the events of question x are asks and resolutions in
+// turn, starting with an ask and ending with a resolution.
+func checkAlternate(t *testing.T, round int, ev []string) {
+	t.Helper()
+	for j, e := range ev {
+		want := EventAsk + ":x"
+		if j%2 == 1 {
+			want = EventResolved + ":x"
+		}
+		if e != want {
+			t.Fatalf("round %d: events %v", round, ev)
+		}
+	}
+	if len(ev)%2 != 0 {
+		t.Fatalf("round %d: a question left unresolved: %v", round, ev)
+	}
+}
+
 // TestEventOrderUnderCancelStorm: two callers of one id while the session is cancelled
 // over and over; every device must see ask and resolution alternate, starting with an
 // ask. Runs many short rounds with the default store.
@@ -353,18 +372,370 @@ func TestEventOrderUnderCancelStorm(t *testing.T) {
 		close(stop)
 		<-cancelled
 		d.Close()
-		ev := tr.events()
-		for j, e := range ev {
-			want := EventAsk + ":x"
-			if j%2 == 1 {
-				want = EventResolved + ":x"
+		checkAlternate(t, i, tr.events())
+	}
+}
+
+// gatedEndStore wraps the memory store, standing for a shared store (Options.Store): when
+// a gate is armed, the next End blocks until the gate is closed and then fails, as a
+// store that timed out would, changing nothing.
+type gatedEndStore struct {
+	*memoryStore
+	mu      sync.Mutex
+	gate    chan struct{}
+	entered chan struct{}
+}
+
+func (s *gatedEndStore) End(ctx context.Context, rec Record) (bool, error) {
+	s.mu.Lock()
+	g := s.gate
+	s.gate = nil
+	s.mu.Unlock()
+	if g != nil {
+		s.entered <- struct{}{}
+		<-g
+		return false, errUnreachable
+	}
+	return s.memoryStore.End(ctx, rec)
+}
+
+// checkNothingAfterClose fails t if question x of session s is no longer pending in the
+// shared store st, or if tr was sent anything beyond its first n events: a closed
+// dispatcher leaves a shared store's questions to the others, and sends nothing.
+func checkNothingAfterClose(t *testing.T, st *memoryStore, tr *recTransport, s SessionID, n int) {
+	t.Helper()
+	if _, err := st.Get(context.Background(), s, "x"); err != nil {
+		t.Errorf("after Close, the shared store's question was ended: %v", err)
+	}
+	if got := tr.events(); len(got) > n {
+		t.Errorf("events sent after Close returned: %v", got[n:])
+	}
+}
+
+// lockWaiters returns how many callers wait in keyLocks.lock for k.
+func lockWaiters(d *Dispatcher, k key) int {
+	d.keys.mu.Lock()
+	defer d.keys.mu.Unlock()
+	if s := d.keys.m[k]; s != nil {
+		return s.waiters
+	}
+	return 0
+}
+
+// TestCancellerEndsNothingAfterClose: Close with a shared store leaves the questions
+// pending there. A caller whose ctx ended just before Close, waiting for its question's
+// key (held by an answer whose End is slow and then fails), gets Shutdown from Close and
+// must not then end the question as Cancelled (Close emptied the table: it is "alone").
+func TestCancellerEndsNothingAfterClose(t *testing.T) {
+	st := &gatedEndStore{memoryStore: newMemoryStore(), entered: make(chan struct{}, 1)}
+	tr := &recTransport{}
+	d := New(tr, &Options{Store: st})
+	s := IntSession(1)
+	ctxA, cancelA := context.WithCancel(context.Background())
+	a := dispatchAsyncI(ctxA, d, s, "x", oneQ)
+	waitPending(t, d, s)
+
+	gate := make(chan struct{})
+	st.mu.Lock()
+	st.gate = gate
+	st.mu.Unlock()
+	herr := make(chan error, 1)
+	go func() { herr <- d.HandleEvent(context.Background(), answerEv(s, "x")) }()
+	<-st.entered // the answer holds the key, its End on its way
+
+	cancelA()
+	k := key{s, "x"}
+	var r Result
+	returned := false
+	for deadline := time.Now().Add(5 * time.Second); lockWaiters(d, k) == 0; time.Sleep(time.Millisecond) {
+		select {
+		case r = <-a:
+			returned = true
+		default:
+		}
+		if returned {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("A neither returned nor waits for the key")
+		}
+	}
+	d.Close()
+	nAfterClose := len(tr.events())
+	close(gate)
+	if err := <-herr; !errors.Is(err, errUnreachable) {
+		t.Fatalf("HandleEvent: %v", err)
+	}
+	if !returned {
+		r = <-a
+	}
+	t.Logf("A returned %v", r.Outcome)
+	if r.Outcome != Shutdown {
+		return // A cancelled before Close: its question may end as Cancelled
+	}
+	checkNothingAfterClose(t, st.memoryStore, tr, s, nAfterClose)
+}
+
+// TestDisconnectedAfterCloseEndsNothing: with DisconnectGrace 0, a disconnection the
+// transport (which Close does not close) reports after Close ends nothing.
+func TestDisconnectedAfterCloseEndsNothing(t *testing.T) {
+	st := newHookStore()
+	tr := &recTransport{}
+	d := New(tr, &Options{Store: st, FailOnDisconnect: true})
+	s := IntSession(1)
+	a := dispatchAsyncI(context.Background(), d, s, "x", oneQ)
+	waitPending(t, d, s)
+	d.Close()
+	if r := <-a; r.Outcome != Shutdown {
+		t.Fatalf("A: %v", r.Outcome)
+	}
+	n := len(tr.events())
+	d.Disconnected(s) // the transport, not closed by Close, sees the last device go
+	checkNothingAfterClose(t, st.memoryStore, tr, s, n)
+}
+
+// TestGraceTimerAfterCloseEndsNothing: a disconnect grace timer that fired just before
+// Close (its callback waiting for d.mu, held a moment by the test to force that order)
+// ends nothing after Close has returned.
+func TestGraceTimerAfterCloseEndsNothing(t *testing.T) {
+	st := newHookStore()
+	tr := &recTransport{}
+	d := New(tr, &Options{Store: st, FailOnDisconnect: true, DisconnectGrace: 10 * time.Millisecond})
+	s := IntSession(1)
+	a := dispatchAsyncI(context.Background(), d, s, "x", oneQ)
+	waitPending(t, d, s)
+	d.Disconnected(s) // grace timer armed, fires in 10ms
+
+	d.mu.Lock()
+	closed := make(chan struct{})
+	go func() { d.Close(); close(closed) }() // queued on d.mu first
+	time.Sleep(50 * time.Millisecond)        // the timer fires; its callback queues on d.mu after Close
+	d.mu.Unlock()
+	<-closed
+	if r := <-a; r.Outcome != Shutdown {
+		t.Fatalf("A: %v", r.Outcome)
+	}
+	n := len(tr.events())
+	time.Sleep(50 * time.Millisecond)
+	checkNothingAfterClose(t, st.memoryStore, tr, s, n)
+}
+
+// outageStore wraps the memory store as a shared store would behave while unreachable:
+// once down, Put retries until its caller's ctx ends (as cluster.Store.Put does when
+// the ctx has a deadline of its own), and fails then.
+type outageStore struct {
+	*memoryStore
+	mu      sync.Mutex
+	down    bool
+	putting chan struct{}
+}
+
+func (s *outageStore) Put(ctx context.Context, rec Record) (Record, bool, error) {
+	s.mu.Lock()
+	down := s.down
+	s.mu.Unlock()
+	if down {
+		s.putting <- struct{}{}
+		<-ctx.Done()
+		return Record{}, false, ctx.Err()
+	}
+	return s.memoryStore.Put(ctx, rec)
+}
+
+// outageWhileAsking has caller A ask question x and wait; then the store goes down and
+// caller B, with a 10-minute deadline, asks id (x again, or another), its Put waiting for
+// the store until its ctx ends (as cluster.Store.Put does when the ctx has a deadline of
+// its own). It returns A's context's cancel and both calls' results.
+func outageWhileAsking(t *testing.T, id string) (d *Dispatcher, cancelA func(), a, b <-chan Result) {
+	st := &outageStore{memoryStore: newMemoryStore(), putting: make(chan struct{}, 1)}
+	d = New(&recTransport{}, &Options{Store: st})
+	t.Cleanup(func() { d.Close() })
+	s := IntSession(1)
+	ctxA, cancelA := context.WithCancel(context.Background())
+	a = dispatchAsyncI(ctxA, d, s, "x", oneQ)
+	waitPending(t, d, s)
+	st.mu.Lock()
+	st.down = true
+	st.mu.Unlock()
+	ctxB, cancelB := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancelB)
+	b = dispatchAsyncI(ctxB, d, s, id, oneQ)
+	<-st.putting // B holds its key, its Put waiting for the store
+	return d, cancelA, a, b
+}
+
+// returns fails t unless ch yields a result of outcome want within 2 s.
+func returns(t *testing.T, ch <-chan Result, want Outcome, who string) {
+	t.Helper()
+	select {
+	case r := <-ch:
+		if r.Outcome != want {
+			t.Errorf("%s returned %v, want %v", who, r.Outcome, want)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatalf("%s has not returned after 2 s", who)
+	}
+}
+
+// TestCancelDoesNotWaitForAnotherCallersPut: caller A waits for question x; caller B
+// (the same tool call retried by a run, say) calls x again while the store is
+// unreachable, and holds x's key for as long as its Put takes. A's ctx ends: A returns
+// at once, leaving to B whether x ends.
+func TestCancelDoesNotWaitForAnotherCallersPut(t *testing.T) {
+	_, cancelA, a, _ := outageWhileAsking(t, "x")
+	cancelA()
+	returns(t, a, Cancelled, "A, whose ctx ended,")
+}
+
+// TestCloseDoesNotWaitForASlowPut: the same, B asking another question, and Close
+// instead of a cancel: A returns at once as Shutdown, and B's Put is cancelled, not
+// waited for.
+func TestCloseDoesNotWaitForASlowPut(t *testing.T) {
+	d, _, a, b := outageWhileAsking(t, "y")
+	go d.Close()
+	returns(t, a, Shutdown, "A, after Close,")
+	returns(t, b, Shutdown, "B, whose Put Close cancelled,")
+}
+
+// answeringTransport logs events; on an ask it sometimes answers from inside Send.
+type answeringTransport struct {
+	mu  sync.Mutex
+	log []string
+	d   *Dispatcher
+	rnd func() int
+}
+
+func (t *answeringTransport) Send(ctx context.Context, ev Event) error {
+	t.mu.Lock()
+	t.log = append(t.log, ev.Type+":"+ev.RequestID())
+	t.mu.Unlock()
+	if ev.Type == EventAsk && t.rnd()%3 == 0 {
+		_ = t.d.HandleEvent(ctx, answerEv(ev.SessionID, ev.RequestID()))
+	}
+	if ev.Type == EventResolved && t.rnd()%5 == 0 {
+		_ = t.d.HandleEvent(ctx, answerEv(ev.SessionID, ev.RequestID()))
+	}
+	if t.rnd()%4 == 0 {
+		t.d.Disconnected(ev.SessionID)
+	}
+	if t.rnd()%3 == 0 {
+		time.Sleep(time.Duration(t.rnd()%100) * time.Microsecond)
+	}
+	return nil
+}
+
+type slowStore struct {
+	*memoryStore
+	rnd func() int
+}
+
+func (s *slowStore) Put(ctx context.Context, rec Record) (Record, bool, error) {
+	time.Sleep(time.Duration(s.rnd()%100) * time.Microsecond)
+	r, c, err := s.memoryStore.Put(ctx, rec)
+	time.Sleep(time.Duration(s.rnd()%100) * time.Microsecond)
+	return r, c, err
+}
+
+func (s *slowStore) End(ctx context.Context, rec Record) (bool, error) {
+	time.Sleep(time.Duration(s.rnd()%100) * time.Microsecond)
+	ok, err := s.memoryStore.End(ctx, rec)
+	time.Sleep(time.Duration(s.rnd()%100) * time.Microsecond)
+	return ok, err
+}
+
+// TestEndingsUnderStress: seeded rounds of six callers of one id, half of them
+// cancelled at random, with a transport that answers and disconnects from inside Send,
+// answers and disconnections from outside, and (every other round) a store with random
+// delays. No caller hangs, a live caller never gets Cancelled, nothing is left pending,
+// asks and resolutions alternate, and the key locks and the call table are left empty.
+func TestEndingsUnderStress(t *testing.T) {
+	s := IntSession(1)
+	rounds := 100
+	if testing.Short() {
+		rounds = 20
+	}
+	for round := 0; round < rounds; round++ {
+		var rmu sync.Mutex
+		r := rand.New(rand.NewPCG(uint64(round), 7))
+		rnd := func() int { rmu.Lock(); defer rmu.Unlock(); return r.IntN(1000) }
+		tr := &answeringTransport{rnd: rnd}
+		var opts *Options
+		if round%2 == 1 {
+			opts = &Options{Store: &slowStore{newMemoryStore(), rnd}, FailOnDisconnect: true}
+		} else {
+			opts = &Options{FailOnDisconnect: true}
+		}
+		d := New(tr, opts)
+		tr.d = d
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		var bwg sync.WaitGroup
+		bwg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				switch rnd() % 4 {
+				case 0:
+					_ = d.HandleEvent(context.Background(), answerEv(s, "x"))
+				case 1:
+					d.Disconnected(s)
+				}
+				time.Sleep(time.Duration(rnd()%50) * time.Microsecond)
 			}
-			if e != want {
-				t.Fatalf("round %d: events %v", i, ev)
+		})
+		type res struct {
+			cancelled bool
+			r         Result
+		}
+		out := make(chan res, 8)
+		for i := 0; i < 6; i++ {
+			cancel := rnd()%2 == 0
+			delay := time.Duration(rnd()%300) * time.Microsecond
+			wg.Go(func() {
+				ctx, c := context.WithCancel(context.Background())
+				defer c()
+				if cancel {
+					go func() { time.Sleep(delay); c() }()
+				}
+				rr := d.Dispatch(ctx, ToolCall{Session: s, ID: "x", Arguments: json.RawMessage(oneQ)})
+				out <- res{cancel, rr}
+			})
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			close(stop)
+			t.Fatalf("round %d: callers hang", round)
+		}
+		close(stop)
+		bwg.Wait()
+		close(out)
+		for x := range out {
+			if !x.cancelled && x.r.Outcome == Cancelled {
+				t.Errorf("round %d: a caller with a live ctx got Cancelled", round)
 			}
 		}
-		if len(ev)%2 != 0 {
-			t.Fatalf("round %d: a question left unresolved: %v", i, ev)
+		d.keys.mu.Lock()
+		nk := len(d.keys.m)
+		d.keys.mu.Unlock()
+		d.calls.mu.Lock()
+		nc, nu := len(d.calls.m), d.calls.unsettled
+		d.calls.mu.Unlock()
+		if nk != 0 || nc != 0 || nu != 0 {
+			t.Errorf("round %d: leftover key states %d, waiters %d, unsettled %d", round, nk, nc, nu)
 		}
+		if d.Waiting(s) {
+			t.Errorf("round %d: pending with no caller", round)
+		}
+		d.Close()
+		tr.mu.Lock()
+		ev := append([]string(nil), tr.log...)
+		tr.mu.Unlock()
+		checkAlternate(t, round, ev)
 	}
 }
