@@ -254,14 +254,7 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 		AskedAt: now,
 	}
 	d.keys.lockAsk(k)
-	putCtx, stopPut := context.WithCancelCause(ctx)
-	stopAfter := context.AfterFunc(d.closing, func() { stopPut(ErrClosed) })
-	rec, created, err := d.store.Put(putCtx, rec)
-	stopAfter()
-	if err != nil && errors.Is(context.Cause(putCtx), ErrClosed) {
-		err = ErrClosed
-	}
-	stopPut(nil)
+	rec, created, err := d.put(ctx, rec)
 	if err == nil && rec.Outcome == 0 && (created || sameQuestions(rec.Ask, req)) {
 		// Bound under the key's lock, which a caller that cancels takes to see whether
 		// it is the last one waiting.
@@ -298,6 +291,24 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 		d.end(rec, sendErr)
 	}
 	return d.wait(ctx, w, rec)
+}
+
+// put records rec in the store. A shared store's Put, which may take as long as the
+// network does, is cancelled by Close (and then fails with ErrClosed); the dispatcher's
+// own store never blocks.
+func (d *Dispatcher) put(ctx context.Context, rec Record) (Record, bool, error) {
+	if d.own != nil {
+		return d.store.Put(ctx, rec)
+	}
+	putCtx, stopPut := context.WithCancelCause(ctx)
+	defer stopPut(nil)
+	stopAfter := context.AfterFunc(d.closing, func() { stopPut(ErrClosed) })
+	defer stopAfter()
+	rec, created, err := d.store.Put(putCtx, rec)
+	if err != nil && errors.Is(context.Cause(putCtx), ErrClosed) {
+		err = ErrClosed
+	}
+	return rec, created, err
 }
 
 // sameQuestions reports whether a asks what req asks.
