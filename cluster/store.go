@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -456,8 +457,8 @@ func (s *Store) End(ctx context.Context, rec askuser.Record) (bool, error) {
 	return won, nil
 }
 
-// Pending lists the session's pending questions, read from the servers (not from what
-// the watch has seen), oldest first.
+// Pending lists the session's pending questions, read from the stream's leader (not
+// from what the watch has seen), oldest first.
 func (s *Store) Pending(ctx context.Context, session askuser.SessionID) ([]askuser.Record, error) {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
@@ -473,59 +474,33 @@ func (s *Store) Pending(ctx context.Context, session askuser.SessionID) ([]askus
 	return out, nil
 }
 
-// listPending lists the session's pending questions once, with a watch of its keys that
-// ends after their current values.
+// listPending reads the session's keys from the stream's leader (a stream's info is the
+// leader's; a watch's consumer may be on a follower still catching up, which would miss
+// the questions asked last), then each key's record from the leader.
 func (s *Store) listPending(ctx context.Context, session askuser.SessionID) ([]askuser.Record, error) {
-	wctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type made struct {
-		w   jetstream.KeyWatcher
-		err error
+	st, err := s.js.Stream(ctx, s.stream)
+	if err != nil {
+		return nil, err
 	}
-	// Making a watch waits for JetStream as long as its context, which also bounds the
-	// watch's life: it gets its own, and ctx bounds the wait.
-	ch := make(chan made, 1)
-	go func() {
-		w, err := s.kv.Watch(wctx, sessionToken(session)+".*", jetstream.IgnoreDeletes())
-		ch <- made{w, err}
-	}()
-	var m made
-	select {
-	case m = <-ch:
-	case <-ctx.Done():
-		cancel()
-		if m = <-ch; m.err == nil {
-			s.stopWatch(m.w)
-		}
-		return nil, ctx.Err()
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(s.subjects+sessionToken(session)+".*"))
+	if err != nil {
+		return nil, err
 	}
-	if m.err != nil {
-		return nil, m.err
-	}
-	defer s.stopWatch(m.w)
 	var out []askuser.Record
-	for {
-		select {
-		case e, ok := <-m.w.Updates():
-			if !ok {
-				return nil, nats.ErrConnectionClosed
-			}
-			if e == nil {
-				sortByRev(out)
-				return out, nil
-			}
-			rec, _, err := decodeRecord(e.Value(), e.Revision())
-			if err != nil {
-				s.log.Warn("cluster: skipping a record", "key", e.Key(), "err", err)
-				continue
-			}
-			if rec.Outcome == 0 && rec.Session == session {
-				out = append(out, rec)
-			}
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	for subject := range info.State.Subjects {
+		rec, _, err := s.get(ctx, strings.TrimPrefix(subject, s.subjects))
+		if errors.Is(err, askuser.ErrNotPending) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rec.Outcome == 0 && rec.Session == session {
+			out = append(out, rec)
 		}
 	}
+	sortByRev(out)
+	return out, nil
 }
 
 // Watch calls f with every record that ends, on any replica, from now until stop is
