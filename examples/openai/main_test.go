@@ -4,12 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,26 +14,11 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/internal/leakcheck"
 )
 
 // TestMain fails the run when goroutines started by the tests outlive them.
-func TestMain(m *testing.M) {
-	before := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				fmt.Fprintf(os.Stderr, "goroutines leaked by the tests:\n%s\n", buf[:runtime.Stack(buf, true)])
-				code = 1
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { leakcheck.Main(m, 5*time.Second, nil) }
 
 // TestReplayEndToEnd runs the example without an API key, as a person would: it
 // replays the recorded exchange, serves the page, a browser device (a WebSocket client

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askanthropic"
+	"github.com/askuser-go/askuser/internal/paneltest"
 )
 
 const (
@@ -76,7 +77,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // with strict tool use.
 func TestToolOnTheWire(t *testing.T) {
 	api := newFakeAPI(t, "testdata/answered.json")
-	d, _ := newPanel(t, askuser.IntSession(session), nil, pick("Vue 3 (Recommended)"))
+	d, _ := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick("Vue 3 (Recommended)"))
 	converse(t, api, d)
 
 	tools := api.request(t, 0)["tools"].([]any)
@@ -124,7 +125,7 @@ func checkToolResult(t *testing.T, block any, id, content string, isError bool) 
 // is_error false; the device was asked under the tool_use id.
 func TestAnswered(t *testing.T) {
 	api := newFakeAPI(t, "testdata/answered.json")
-	d, asked := newPanel(t, askuser.IntSession(session), nil, pick("Vue 3 (Recommended)"))
+	d, asked := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick("Vue 3 (Recommended)"))
 	final := converse(t, api, d)
 
 	if ask := <-asked; ask.RequestID != toolUseID {
@@ -155,15 +156,15 @@ func TestNotAnswered(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		opts    *askuser.Options
-		device  reply
+		device  paneltest.Reply
 		content string
 	}{
-		{"declined", nil, decline, askuser.Declined.Content()},
-		{"timed out", &askuser.Options{Timeout: 50 * time.Millisecond}, silent, askuser.TimedOut.Content()},
+		{"declined", nil, paneltest.Decline, askuser.Declined.Content()},
+		{"timed out", &askuser.Options{Timeout: 50 * time.Millisecond}, paneltest.Silent, askuser.TimedOut.Content()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newFakeAPI(t, "testdata/unanswered.json")
-			d, asked := newPanel(t, askuser.IntSession(session), tc.opts, tc.device)
+			d, asked := paneltest.New(t, askuser.IntSession(session), tc.opts, tc.device)
 			converse(t, api, d)
 			if ask := <-asked; ask.RequestID != toolUseID {
 				t.Errorf("request id %q, want %q", ask.RequestID, toolUseID)
@@ -192,7 +193,7 @@ const askInput = `{"questions":[{"question":"Which database should we use?","hea
 // Only ask_user_questions calls are answered, in the order of the calls and each under
 // its own id; other tools' calls are the host's.
 func TestOnlyAskCallsAnswered(t *testing.T) {
-	d, asked := newPanel(t, askuser.IntSession(session), nil, pick("SQLite", "Vue 3 (Recommended)"))
+	d, asked := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick("SQLite", "Vue 3 (Recommended)"))
 	msg := message(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[
 		{"type":"tool_use","id":"toolu_weather","name":"get_weather","input":{"city":"SF"}},
 		{"type":"tool_use","id":"toolu_db","name":"ask_user_questions","input":`+askInput+`},
@@ -228,7 +229,7 @@ func jsonValue(t *testing.T, v any) any {
 // Invalid input ends the call at once with an error result that lists what to fix; no
 // device is asked.
 func TestInvalidInput(t *testing.T) {
-	d, asked := newPanel(t, askuser.IntSession(session), nil, pick())
+	d, asked := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick())
 	msg := message(t, `{"id":"msg_1","type":"message","role":"assistant","content":[
 		{"type":"tool_use","id":"toolu_bad","name":"ask_user_questions","input":{"questions":[{"question":"Pick?","header":"A header that is too long","options":[{"label":"A","description":"d"}],"multiSelect":false}]}}]}`)
 	results := askanthropic.ToolResults(context.Background(), d, askuser.IntSession(session), msg)

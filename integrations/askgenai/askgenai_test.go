@@ -13,6 +13,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askgenai"
+	"github.com/askuser-go/askuser/internal/paneltest"
 )
 
 const (
@@ -99,7 +100,7 @@ func checkFunctionResponse(t *testing.T, req map[string]any, content string) {
 // The declaration goes on the wire with the Gemini schema as its parameters, exactly.
 func TestDeclarationOnTheWire(t *testing.T) {
 	api := newFakeAPI(t, "testdata/answered.json")
-	d, _ := newPanel(t, askuser.IntSession(session), nil, ciChoices)
+	d, _ := paneltest.New(t, askuser.IntSession(session), nil, ciChoices)
 	converse(t, api, d)
 	def := askuser.DefinitionFor(askuser.Gemini)
 	want := map[string]any{"functionDeclarations": []any{map[string]any{
@@ -118,7 +119,7 @@ func TestDeclarationOnTheWire(t *testing.T) {
 // derived from the turn.
 func TestAnswered(t *testing.T) {
 	api := newFakeAPI(t, "testdata/answered.json")
-	d, asked := newPanel(t, askuser.IntSession(session), nil, ciChoices)
+	d, asked := paneltest.New(t, askuser.IntSession(session), nil, ciChoices)
 	final := converse(t, api, d)
 	if ask := <-asked; ask.RequestID != askgenai.CallID(turnID, 0) {
 		t.Errorf("the device was asked under %q, want CallID(turn, 0) = %q", ask.RequestID, askgenai.CallID(turnID, 0))
@@ -135,15 +136,15 @@ func TestNotAnswered(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		opts    *askuser.Options
-		device  reply
+		device  paneltest.Reply
 		content string
 	}{
-		{"declined", nil, decline, askuser.Declined.Content()},
-		{"timed out", &askuser.Options{Timeout: 50 * time.Millisecond}, silent, askuser.TimedOut.Content()},
+		{"declined", nil, paneltest.Decline, askuser.Declined.Content()},
+		{"timed out", &askuser.Options{Timeout: 50 * time.Millisecond}, paneltest.Silent, askuser.TimedOut.Content()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newFakeAPI(t, "testdata/unanswered.json")
-			d, _ := newPanel(t, askuser.IntSession(session), tc.opts, tc.device)
+			d, _ := paneltest.New(t, askuser.IntSession(session), tc.opts, tc.device)
 			converse(t, api, d)
 			checkFunctionResponse(t, api.request(t, 1), tc.content)
 			resp := api.request(t, 1)["contents"].([]any)[2].(map[string]any)["parts"].([]any)[0].(map[string]any)["functionResponse"].(map[string]any)["response"].(map[string]any)
@@ -169,7 +170,7 @@ const dbArgs = `{"questions":[{"question":"Which database should we use?","heade
 // Calls with an id are asked under it and answered with it; calls without one get the
 // id of their position among the turn's function calls; other functions are the host's.
 func TestCallIDs(t *testing.T) {
-	d, asked := newPanel(t, askuser.IntSession(session), nil, pick("SQLite"))
+	d, asked := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick("SQLite"))
 	turn := content(t, `{"role":"model","parts":[
 		{"text":"Let me check."},
 		{"functionCall":{"name":"get_weather","args":{"city":"SF"}}},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askopenai"
+	"github.com/askuser-go/askuser/internal/paneltest"
 )
 
 const (
@@ -100,7 +101,7 @@ func checkToolMessage(t *testing.T, req map[string]any, callID, content string) 
 // schema exactly, "strict": true.
 func TestChatToolOnTheWire(t *testing.T) {
 	api := newFakeAPI(t, "testdata/chat_answered.json", "/chat/completions")
-	d, _ := newPanel(t, askuser.IntSession(session), nil, pick("Sidebar (Recommended)"))
+	d, _ := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick("Sidebar (Recommended)"))
 	converseChat(t, api, d)
 	def := askuser.DefinitionFor(askuser.OpenAIStrict)
 	want := map[string]any{"type": "function", "function": map[string]any{
@@ -119,7 +120,7 @@ func TestChatToolOnTheWire(t *testing.T) {
 // tool message with its id and the exact answers; the device was asked under that id.
 func TestChatAnswered(t *testing.T) {
 	api := newFakeAPI(t, "testdata/chat_answered.json", "/chat/completions")
-	d, asked := newPanel(t, askuser.IntSession(session), nil, pick("Sidebar (Recommended)"))
+	d, asked := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick("Sidebar (Recommended)"))
 	final := converseChat(t, api, d)
 	if ask := <-asked; ask.RequestID != chatCallID || ask.Questions[0].Options[0].Preview == "" {
 		t.Errorf("the device was asked %+v, want request id %q and the previews", ask, chatCallID)
@@ -136,15 +137,15 @@ func TestChatNotAnswered(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		opts    *askuser.Options
-		device  reply
+		device  paneltest.Reply
 		content string
 	}{
-		{"declined", nil, decline, askuser.Declined.Content()},
-		{"timed out", &askuser.Options{Timeout: 50 * time.Millisecond}, silent, askuser.TimedOut.Content()},
+		{"declined", nil, paneltest.Decline, askuser.Declined.Content()},
+		{"timed out", &askuser.Options{Timeout: 50 * time.Millisecond}, paneltest.Silent, askuser.TimedOut.Content()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newFakeAPI(t, "testdata/chat_unanswered.json", "/chat/completions")
-			d, asked := newPanel(t, askuser.IntSession(session), tc.opts, tc.device)
+			d, asked := paneltest.New(t, askuser.IntSession(session), tc.opts, tc.device)
 			converseChat(t, api, d)
 			if ask := <-asked; ask.RequestID != chatCallID {
 				t.Errorf("request id %q, want %q", ask.RequestID, chatCallID)
@@ -162,7 +163,7 @@ func TestChatNotAnswered(t *testing.T) {
 // "preview": null on an option without one: the question is asked all the same.
 func TestChatStrictNullPreview(t *testing.T) {
 	api := newFakeAPI(t, "testdata/chat_null_preview.json", "/chat/completions")
-	d, _ := newPanel(t, askuser.IntSession(session), nil, pick("PostgreSQL (Recommended)"))
+	d, _ := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick("PostgreSQL (Recommended)"))
 	converseChat(t, api, d)
 	checkToolMessage(t, api.request(t, 1), "call_q8Zk3VfT1sYd6NwP0eLxR2mC",
 		`{"answers":[{"question":"Which database should the service start with?","selectedLabels":["PostgreSQL (Recommended)"],"customInput":null}]}`)
@@ -173,7 +174,7 @@ const dbArguments = `{"questions":[{"question":"Which database should we use?","
 // Only ask_user_questions calls are answered, in the order of the calls and each under
 // its own id; other tools' calls are the host's.
 func TestChatOnlyAskCallsAnswered(t *testing.T) {
-	d, _ := newPanel(t, askuser.IntSession(session), nil, pick("SQLite"))
+	d, _ := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick("SQLite"))
 	var msg openai.ChatCompletionMessage
 	if err := json.Unmarshal([]byte(`{"role":"assistant","content":null,"refusal":null,"annotations":[],"tool_calls":[
 		{"id":"call_weather","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"SF\"}"}},

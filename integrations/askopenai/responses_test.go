@@ -12,6 +12,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askopenai"
+	"github.com/askuser-go/askuser/internal/paneltest"
 )
 
 const (
@@ -61,7 +62,7 @@ func checkOutputs(t *testing.T, req map[string]any, content string) {
 // the answer comes back as a function_call_output with the call's call_id.
 func TestResponsesAnswered(t *testing.T) {
 	api := newFakeAPI(t, "testdata/responses_answered.json", "/responses")
-	d, asked := newPanel(t, askuser.IntSession(session), nil, pick("Sidebar (Recommended)"))
+	d, asked := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick("Sidebar (Recommended)"))
 	final := converseResponses(t, api, d)
 
 	def := askuser.DefinitionFor(askuser.OpenAIStrict)
@@ -85,15 +86,15 @@ func TestResponsesNotAnswered(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		opts    *askuser.Options
-		device  reply
+		device  paneltest.Reply
 		content string
 	}{
-		{"declined", nil, decline, askuser.Declined.Content()},
-		{"timed out", &askuser.Options{Timeout: 50 * time.Millisecond}, silent, askuser.TimedOut.Content()},
+		{"declined", nil, paneltest.Decline, askuser.Declined.Content()},
+		{"timed out", &askuser.Options{Timeout: 50 * time.Millisecond}, paneltest.Silent, askuser.TimedOut.Content()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newFakeAPI(t, "testdata/responses_unanswered.json", "/responses")
-			d, _ := newPanel(t, askuser.IntSession(session), tc.opts, tc.device)
+			d, _ := paneltest.New(t, askuser.IntSession(session), tc.opts, tc.device)
 			converseResponses(t, api, d)
 			checkOutputs(t, api.request(t, 1), tc.content)
 		})
@@ -102,7 +103,7 @@ func TestResponsesNotAnswered(t *testing.T) {
 
 // Only ask_user_questions function calls are answered; other items are the host's.
 func TestResponsesOnlyAskCallsAnswered(t *testing.T) {
-	d, _ := newPanel(t, askuser.IntSession(session), nil, pick("SQLite"))
+	d, _ := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick("SQLite"))
 	var resp responses.Response
 	if err := json.Unmarshal([]byte(`{"id":"resp_1","object":"response","status":"completed","output":[
 		{"type":"reasoning","id":"rs_1","summary":[]},

@@ -1,4 +1,7 @@
-package askanthropic_test
+// Package paneltest is the person's side of the adapters' tests: a dispatcher asking
+// through a wshub hub on a loopback server, and one device of the session on a real
+// WebSocket that replies as told.
+package paneltest
 
 import (
 	"context"
@@ -14,13 +17,13 @@ import (
 	"github.com/askuser-go/askuser/wshub"
 )
 
-// reply decides what the person's device sends for a question set: answers, a decline,
+// Reply decides what the person's device sends for a question set: answers, a decline,
 // or nothing (nil).
-type reply func(askuser.AskData) *askuser.ResultData
+type Reply func(askuser.AskData) *askuser.ResultData
 
-// pick answers every question with the option of that label, or with the first option
+// Pick answers every question with the option of that label, or with the first option
 // when none of the labels is one of its options.
-func pick(labels ...string) reply {
+func Pick(labels ...string) Reply {
 	return func(ask askuser.AskData) *askuser.ResultData {
 		r := &askuser.ResultData{RequestID: ask.RequestID}
 		for _, q := range ask.Questions {
@@ -38,17 +41,19 @@ func pick(labels ...string) reply {
 	}
 }
 
-func decline(ask askuser.AskData) *askuser.ResultData {
+// Decline declines every question set.
+func Decline(ask askuser.AskData) *askuser.ResultData {
 	return &askuser.ResultData{RequestID: ask.RequestID, Declined: true}
 }
 
-func silent(askuser.AskData) *askuser.ResultData { return nil }
+// Silent never replies.
+func Silent(askuser.AskData) *askuser.ResultData { return nil }
 
-// newPanel is the person's side: a wshub hub served on a loopback server, a dispatcher
+// New is the person's side: a wshub hub served on a loopback server, a dispatcher
 // that asks through it, and one device of the session on a real WebSocket that replies
 // to every question as told. Every question the device is shown is sent on asked.
 // Everything is closed when the test ends.
-func newPanel(t *testing.T, session askuser.SessionID, opts *askuser.Options, answer reply) (*askuser.Dispatcher, <-chan askuser.AskData) {
+func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer Reply) (*askuser.Dispatcher, <-chan askuser.AskData) {
 	t.Helper()
 	hub := wshub.New(&wshub.Options{Authorize: func(*http.Request) ([]askuser.SessionID, error) {
 		return []askuser.SessionID{session}, nil
