@@ -38,6 +38,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askopenai"
+	"github.com/askuser-go/askuser/internal/replay"
 	"github.com/askuser-go/askuser/wshub"
 )
 
@@ -101,12 +102,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	model := cfg.model
 	if cfg.apiKey == "" {
 		fmt.Fprintln(out, "OPENAI_API_KEY is not set: replaying a recorded exchange (the question and your answer are real).")
-		replay, err := newReplay(files, "replay.json", "/chat/completions", toolResultIsError)
+		srv, err := replay.New(files, "replay.json", "/chat/completions", toolResultIsError, apiErrors)
 		if err != nil {
 			return err
 		}
-		defer replay.Close()
-		opts = []option.RequestOption{option.WithBaseURL(replay.URL), option.WithAPIKey("replay"), option.WithMaxRetries(0)}
+		defer srv.Close()
+		opts = []option.RequestOption{option.WithBaseURL(srv.URL), option.WithAPIKey("replay"), option.WithMaxRetries(0)}
 		model = string(openai.ChatModelGPT5_2)
 	}
 	client := openai.NewClient(opts...)
