@@ -63,4 +63,3 @@ func New(fsys fs.FS, name, path string, notAnswered func(request []byte) bool, e
 		}
 	})), nil
 }
-
