@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command: formatting, vet and staticcheck of every module, a short
 # run of each fuzz target, one pass of every benchmark, the browser tests in headless
-# Chromium, and the tests of every module, race-enabled but for the LLM SDK adapters. Run it from anywhere in the
-# repository:
+# Chromium, and the tests of every module, race-enabled but for the LLM SDK adapters.
+# The modules are every directory with a go.mod that git knows, so a new one is tested
+# without being named here. Run it from anywhere in the repository:
 #
 #   bash scripts/test.sh
 #
