@@ -178,10 +178,11 @@ func (c *calls) removeLocked(w *waiter) bool {
 	return false
 }
 
-// alone reports whether w is the only caller in the table waiting for its question. A
-// caller not yet bound does not count: the dispatcher asks with the question's key
-// locked, and callers bind under that lock, so such a caller records its question only
-// after w's has ended (and finds it ended and kept, or asks anew).
+// alone reports whether w is still in the table (not yet given an end, by Close say),
+// and whether it is the only caller there waiting for its question. A caller not yet
+// bound does not count: the dispatcher asks with the question's key locked, and callers
+// bind under that lock, so such a caller records its question only after w's has ended
+// (and finds it ended and kept, or asks anew).
 func (c *calls) alone(w *waiter) (in, alone bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
