@@ -493,9 +493,11 @@ func TestPresenceAcrossReplicas(t *testing.T) {
 	if res := result(t, dispatch(rs[0], s, "nobody", deployArgs)); res.Outcome != askuser.Undelivered {
 		t.Fatalf("with no device anywhere: %+v", res)
 	}
-	d1 := rs[1].devices.Connect(s)
+	// Replica 3's device first, until replicas 1 and 2 (with none of their own) see it:
+	// its presence subscription has reached their NATS servers.
 	d2 := rs[2].devices.Connect(s)
-	waitFor(t, "presence seen from another replica", func() bool { return rs[0].tr.Connected(s) })
+	waitFor(t, "presence seen from the other replicas", func() bool { return rs[0].tr.Connected(s) && rs[1].tr.Connected(s) })
+	d1 := rs[1].devices.Connect(s)
 	ch := dispatch(rs[0], s, "someone", deployArgs)
 	recv(t, d1, askuser.EventAsk)
 	d1.Close() // replica 2's last device: replica 3 still has one
