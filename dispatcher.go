@@ -81,7 +81,7 @@ type Dispatcher struct {
 	presence Presence
 	opts     Options
 	store    Store
-	own      *memoryStore // the store, when it is this dispatcher's own
+	own      *registry // the store, when it is this dispatcher's own
 	calls    *calls
 	stop     func() // stops the store's Watch
 
@@ -124,13 +124,13 @@ func New(t Transport, opts *Options) *Dispatcher {
 	d.presence, _ = t.(Presence)
 	d.store = d.opts.Store
 	if d.store == nil {
-		d.own = newMemoryStore()
+		d.own = newRegistry()
 		d.store = d.own
 	}
 	d.stop = d.store.Watch(func(rec Record) { d.calls.deliver(rec, nil) })
 	d.keys.cancel = func(c cancelReq) {
 		if !d.calls.waiting(key{c.rec.Session, c.rec.Ask.RequestID}, c.rec.Rev) {
-			d.end(c.rec, c.cause)
+			d.end(context.Background(), c.rec, c.cause)
 		}
 	}
 	d.closing, d.closeFlight = context.WithCancel(context.Background())
@@ -288,7 +288,7 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 	}
 	if sendErr != nil {
 		rec.Outcome = Undelivered
-		d.end(rec, sendErr)
+		d.end(context.Background(), rec, sendErr)
 	}
 	return d.wait(ctx, w, rec)
 }
@@ -350,7 +350,7 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
 		return d.result(w.end.record(rec), w.end.err)
 	case <-t.C:
 		rec.Outcome = TimedOut
-		_, err = d.end(rec, nil)
+		_, err = d.end(context.Background(), rec, nil)
 	case <-ctx.Done():
 		cause = errors.Join(ErrCancelled, context.Cause(ctx))
 		rec.Outcome = Cancelled
@@ -381,7 +381,7 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
 			// It ended meanwhile: that end is the result, below.
 			break
 		}
-		_, err = d.end(rec, cause)
+		_, err = d.end(context.Background(), rec, cause)
 		d.keys.unlock(k, d.announce)
 	}
 	if err != nil && d.calls.remove(w) {
@@ -398,11 +398,11 @@ func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
 // device of the session, then the host's hook, then the callers waiting here; an end by
 // another dispatcher sharing the store reaches the callers here through the store's
 // Watch. When the store says the question had already ended, its record is fetched and
-// delivered here too, in case the Watch has not.
-func (d *Dispatcher) end(rec Record, err error) (bool, error) {
+// delivered here too, in case the Watch has not. ctx bounds the store's work.
+func (d *Dispatcher) end(ctx context.Context, rec Record, err error) (bool, error) {
 	k := key{rec.Session, rec.Ask.RequestID}
 	holder := d.keys.enter(k)
-	won, serr := d.store.End(context.Background(), rec)
+	won, serr := d.store.End(ctx, rec)
 	switch {
 	case holder:
 		if won {
@@ -414,12 +414,17 @@ func (d *Dispatcher) end(rec Record, err error) (bool, error) {
 	default:
 		d.keys.leave(k, nil)
 	}
-	if serr != nil || !won {
-		if cur, gerr := d.store.Get(context.Background(), rec.Session, rec.Ask.RequestID); gerr == nil && cur.Rev == rec.Rev && cur.Outcome != 0 {
+	if serr != nil {
+		// Maybe ended by this very end, maybe not: it cannot be told, and a store that
+		// has just failed would most likely make a caller wait as long again to say.
+		// The store's Watch delivers the end, should there be one.
+		return false, serr
+	}
+	if !won {
+		if cur, gerr := d.store.Get(ctx, rec.Session, rec.Ask.RequestID); gerr == nil && cur.Rev == rec.Rev && cur.Outcome != 0 {
 			d.calls.deliver(cur, nil)
 		}
-		// Ended, but when the store failed, maybe by this very end: it cannot be told.
-		return false, serr
+		return false, nil
 	}
 	if d.opts.OnEnd != nil {
 		d.report(rec.Session, d.result(rec, err), time.Since(rec.AskedAt))
@@ -507,7 +512,8 @@ func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
 // matching [ErrNotPending] when no such question is pending; an error wrapping the
 // store's when a shared [Store] could not read or record it (the device may send it
 // again); and errors wrapping [ErrMalformedEvent] or [ErrUnsupportedEvent] for anything
-// else.
+// else. ctx bounds what a shared store does for the event: a transport that must refuse
+// within a time gives it a deadline.
 func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 	if ev.Type != EventResult {
 		return fmt.Errorf("%w: %q", ErrUnsupportedEvent, truncate(ev.Type, 64))
@@ -542,7 +548,7 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 		}
 		rec.Outcome, rec.Answers = Answered, canonical
 	}
-	if won, err := d.end(rec, nil); err != nil {
+	if won, err := d.end(ctx, rec, nil); err != nil {
 		// The answer may or may not be recorded: the device can send it again.
 		return fmt.Errorf("askuser: recording the answer: %w", err)
 	} else if !won {
@@ -565,7 +571,7 @@ func (d *Dispatcher) endSession(session SessionID, o Outcome, err error) int {
 	n := 0
 	for _, rec := range recs {
 		rec.Outcome = o
-		if won, _ := d.end(rec, err); won {
+		if won, _ := d.end(context.Background(), rec, err); won {
 			n++
 		}
 	}
@@ -673,7 +679,7 @@ func (d *Dispatcher) Close() error {
 		d.calls.close(0)
 		for _, rec := range d.own.close() {
 			rec.Outcome = Shutdown
-			d.end(rec, nil)
+			d.end(context.Background(), rec, nil)
 		}
 		return nil
 	}

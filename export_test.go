@@ -33,8 +33,8 @@ const InvalidMessage = invalidMessage
 // PendingLen returns the number of questions pending in the dispatcher's own store.
 func (d *Dispatcher) PendingLen() int { return d.own.len() }
 
-// NewMemoryStore returns the default store, for its conformance test.
-func NewMemoryStore() Store { return newMemoryStore() }
+// NewRegistry returns the default store, the in-memory registry, for its conformance test.
+func NewRegistry() Store { return newRegistry() }
 
 // CheckAnswers validates answers against the questions they answer.
 var CheckAnswers = checkAnswers

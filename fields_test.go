@@ -36,19 +36,3 @@ func TestFieldsMatchSchema(t *testing.T) {
 		}
 	}
 }
-
-// TestLimitsMatchSchema: the exported bounds are the schema's.
-func TestLimitsMatchSchema(t *testing.T) {
-	s := inputSchema()
-	qs, opts := s.At(fieldQuestions), s.At(fieldQuestions, "[]", fieldOptions)
-	for name, pair := range map[string][2]int{
-		"MaxQuestions":    {MaxQuestions, qs.MaxItems},
-		"MinOptions":      {MinOptions, opts.MinItems},
-		"MaxOptions":      {MaxOptions, opts.MaxItems},
-		"MaxHeaderLength": {MaxHeaderLength, s.At(fieldQuestions, "[]", "header").MaxLen},
-	} {
-		if pair[0] != pair[1] {
-			t.Errorf("%s is %d; the schema says %d", name, pair[0], pair[1])
-		}
-	}
-}

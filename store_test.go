@@ -7,9 +7,9 @@ import (
 	"github.com/askuser-go/askuser/askusertest"
 )
 
-func TestMemoryStore(t *testing.T) {
+func TestRegistryKeepsTheStoreContract(t *testing.T) {
 	askusertest.TestStore(t, func(t *testing.T) (Store, Store) {
-		s := NewMemoryStore()
+		s := NewRegistry()
 		return s, s
 	})
 }

@@ -36,8 +36,8 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/examples/internal/replay"
 	"github.com/askuser-go/askuser/integrations/askanthropic"
-	"github.com/askuser-go/askuser/internal/replay"
 	"github.com/askuser-go/askuser/wshub"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askuser-go/askuser/internal/exampletest"
+	"github.com/askuser-go/askuser/examples/internal/exampletest"
 	"github.com/askuser-go/askuser/internal/leakcheck"
 )
 

@@ -1,6 +1,6 @@
 package main
 
-import "github.com/askuser-go/askuser/internal/replay"
+import "github.com/askuser-go/askuser/examples/internal/replay"
 
 // apiErrors are the API's errors, in its format, for the replay.
 var apiErrors = replay.Errors{

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
-	"github.com/askuser-go/askuser/internal/demo"
+	"github.com/askuser-go/askuser/examples/internal/demo"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )

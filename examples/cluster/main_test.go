@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
-	"github.com/askuser-go/askuser/internal/demo"
+	"github.com/askuser-go/askuser/examples/internal/demo"
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 	"github.com/nats-io/nats-server/v2/server"

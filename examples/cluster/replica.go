@@ -15,12 +15,12 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/cluster"
-	"github.com/askuser-go/askuser/internal/demo"
+	"github.com/askuser-go/askuser/examples/internal/demo"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/nats-io/nats.go"
 )
 
-// The page is examples/web's (its script and styles shared through internal/demo), with
+// The page is examples/web's (its script and styles shared through examples/internal/demo), with
 // the replica's name in the header.
 //
 //go:embed page

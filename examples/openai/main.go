@@ -37,8 +37,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/examples/internal/replay"
 	"github.com/askuser-go/askuser/integrations/askopenai"
-	"github.com/askuser-go/askuser/internal/replay"
 	"github.com/askuser-go/askuser/wshub"
 )
 

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
-	"github.com/askuser-go/askuser/internal/demo"
+	"github.com/askuser-go/askuser/examples/internal/demo"
 )
 
 // The page: index.html here, the script and styles shared with the other demos.

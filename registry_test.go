@@ -20,16 +20,16 @@ import (
 // of setup and several hundred MB each; CI runs without it.
 var benchFull = flag.Bool("bench.full", false, "run the largest benchmark sizes too")
 
-// registry is the store and the call table, as the dispatcher uses them.
-type registry struct {
-	store *memoryStore
+// pendingTable is the registry and the call table, as the dispatcher uses them.
+type pendingTable struct {
+	store *registry
 	calls *calls
 }
 
-func newRegistry() *registry { return &registry{store: newMemoryStore(), calls: newCalls()} }
+func newPendingTable() *pendingTable { return &pendingTable{store: newRegistry(), calls: newCalls()} }
 
 // register records a question and a caller waiting for it (Dispatcher.ask's part).
-func (r *registry) register(session SessionID, id string, req *Request, expires time.Time) (*waiter, Record) {
+func (r *pendingTable) register(session SessionID, id string, req *Request, expires time.Time) (*waiter, Record) {
 	w, _ := r.calls.add(key{session, id})
 	rec, _, err := r.store.Put(context.Background(), Record{Session: session, Ask: AskData{RequestID: id, Questions: req.Questions, ExpiresAt: expires}})
 	if err != nil {
@@ -41,7 +41,7 @@ func (r *registry) register(session SessionID, id string, req *Request, expires 
 }
 
 // answer checks answers and ends the question with them (Dispatcher.HandleEvent's part).
-func (r *registry) answer(session SessionID, id string, answers []Answer) error {
+func (r *pendingTable) answer(session SessionID, id string, answers []Answer) error {
 	rec, err := r.store.Get(context.Background(), session, id)
 	if err != nil {
 		return err
@@ -59,7 +59,7 @@ func (r *registry) answer(session SessionID, id string, answers []Answer) error 
 }
 
 // wait waits for the question to end or expire (Dispatcher.wait's part).
-func (r *registry) wait(w *waiter, rec Record) Record {
+func (r *pendingTable) wait(w *waiter, rec Record) Record {
 	if rec.Ask.ExpiresAt.IsZero() {
 		return w.wait().record(rec)
 	}
@@ -74,7 +74,7 @@ func (r *registry) wait(w *waiter, rec Record) Record {
 }
 
 // cancelSession ends the session's questions (Dispatcher.CancelSession's part).
-func (r *registry) cancelSession(session SessionID) int {
+func (r *pendingTable) cancelSession(session SessionID) int {
 	recs, _ := r.store.Pending(context.Background(), session)
 	n := 0
 	for _, rec := range recs {
@@ -155,7 +155,7 @@ func BenchmarkRegistry(b *testing.B) {
 	session := IntSession(7)
 
 	b.Run("serial/askuser", func(b *testing.B) {
-		r := newRegistry()
+		r := newPendingTable()
 		b.ReportAllocs()
 		for b.Loop() {
 			w, rec := r.register(session, "req-1", req, time.Time{})
@@ -187,7 +187,7 @@ func BenchmarkRegistry(b *testing.B) {
 			name = "handoff-timeout"
 		}
 		b.Run(name+"/askuser", func(b *testing.B) {
-			r := newRegistry()
+			r := newPendingTable()
 			ids := make(chan string, 1)
 			go func() {
 				for id := range ids {
@@ -234,7 +234,7 @@ func BenchmarkRegistry(b *testing.B) {
 
 	var next atomic.Int64
 	b.Run("parallel/askuser", func(b *testing.B) {
-		r := newRegistry()
+		r := newPendingTable()
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			s := IntSession(1000 + next.Add(1))
@@ -278,7 +278,7 @@ func BenchmarkCancelSession(b *testing.B) {
 			if n >= 1_000_000 && !*benchFull {
 				b.Skip("largest size: run with -bench.full")
 			}
-			r := newRegistry()
+			r := newPendingTable()
 			for i := range n {
 				r.register(IntSession(int64(1_000_000+i)), "req-1", req, time.Time{})
 			}
@@ -357,7 +357,7 @@ func BenchmarkStoreMemory(b *testing.B) {
 			b.StopTimer()
 			heap0, _ := heapAndStack()
 			b.StartTimer()
-			s := newMemoryStore()
+			s := newRegistry()
 			for i := range n {
 				if _, _, err := s.Put(context.Background(), Record{Session: IntSession(int64(1_000_000 + i)), Ask: AskData{RequestID: id(i), Questions: req.Questions}}); err != nil {
 					b.Fatal(err)
@@ -378,7 +378,7 @@ func BenchmarkStoreMemory(b *testing.B) {
 			b.StopTimer()
 			heap0, stack0 := heapAndStack()
 			b.StartTimer()
-			r := newRegistry()
+			r := newPendingTable()
 			var started, done sync.WaitGroup
 			started.Add(n)
 			done.Add(n)
