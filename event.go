@@ -73,7 +73,9 @@ type ResolvedData struct {
 type ErrorData struct {
 	// RequestID names the question the refused event was about, when it named one.
 	RequestID string `json:"requestId,omitempty"`
-	// Code is a stable machine-readable reason: see [ErrorCode].
+	// Code is a stable machine-readable reason: "invalid_answer", "not_pending",
+	// "malformed_event", "unsupported_event", "forbidden", or "internal" for anything
+	// else (docs/PROTOCOL.md says when each is sent).
 	Code string `json:"code"`
 	// Message is a human-readable reason.
 	Message string `json:"message"`
@@ -390,7 +392,7 @@ const maxErrorMessage = 512
 // requestID names the question concerned, when known; an [*AnswerError] supplies its own,
 // and its problems go in the problems list, not again in the message. Whatever the device
 // sent, the event stays small: the message and the request id are cut short, and an
-// answer's problems are at most a handful (see [CheckAnswers]).
+// answer's problems are at most a handful (five, then how many more there were).
 func ErrorEvent(session SessionID, requestID string, err error) Event {
 	data := ErrorData{RequestID: requestID, Code: errorCode(err), Message: err.Error()}
 	if ae, ok := errors.AsType[*AnswerError](err); ok {
