@@ -33,6 +33,17 @@ type Record struct {
 // Every method may be called concurrently. A method that returns an error changed
 // nothing the caller can rely on; a dispatcher turns it into the [Undelivered] outcome
 // when asking, and into a refusal of the device's event when answering.
+//
+// A store shared by several dispatchers needs a transport that spans them. Each
+// dispatcher sends the asks and resolutions of the questions it asks and ends through
+// its own [Transport], and nothing else: so every dispatcher's transport must deliver
+// those events to the session's devices wherever they are connected, and a device that
+// joins must be shown the session's pending questions from the shared store. A
+// transport of one replica's own devices alone (a wshub.Hub by itself) does not do: the
+// devices of one replica would never be shown the others' questions, nor told how the
+// questions their replica asked were ended elsewhere. The cluster module's Transport
+// spans replicas by delivering every ask and resolution from the store's own watch;
+// askusertest.TestReplicas checks a pair of replicas for what this paragraph asks.
 type Store interface {
 	// Put records rec, whose Outcome is zero, as pending, and returns it with its Rev set
 	// and true. When a question set is already recorded under rec's session and request

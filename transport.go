@@ -22,6 +22,9 @@ import "context"
 // may also be sent to it at that very moment: transports key asks by request id). The
 // dispatcher, for its part, never sends a question's resolution before its ask.
 //
+// With a [Store] shared by several dispatchers, every dispatcher's transport must reach
+// the session's devices on all of them, as the Store's documentation says.
+//
 // A transport may also implement [Presence].
 type Transport interface {
 	Send(ctx context.Context, ev Event) error

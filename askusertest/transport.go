@@ -1,6 +1,7 @@
 // Package askusertest provides what tests and examples of askuser hosts and stores need,
 // as net/http/httptest does for HTTP: an in-process [Transport] whose devices are Go
-// values, and [TestStore], the contract every [askuser.Store] must keep.
+// values; [TestStore], the contract every [askuser.Store] must keep; and [TestReplicas],
+// what dispatchers sharing a store need of their transports.
 //
 // It is a package of its own so that the askuser package's face is only what production
 // code calls.
