@@ -109,6 +109,8 @@ func formKeyMap() *huh.KeyMap {
 		&km.MultiSelect.Filter, &km.MultiSelect.SetFilter, &km.MultiSelect.ClearFilter, &km.Quit} {
 		*b = key.NewBinding() // Ctrl-C (Quit) declines, handled before the form sees it
 	}
+	// huh's help says "x toggle"; the hint above the options says space, which both take.
+	km.MultiSelect.Toggle.SetHelp("space", "toggle")
 	return km
 }
 

@@ -1,8 +1,10 @@
 package tui_test
 
 import (
+	"context"
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -367,4 +369,56 @@ func TestHostileTextIsCleaned(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOnEndAndStopping: Options.OnEnd hears of every set the terminal is done with, in
+// the order they ended, shown or queued; a form whose Run is stopped closes with a note.
+func TestOnEndAndStopping(t *testing.T) {
+	s := newServer(t, &askuser.Options{Timeout: time.Hour})
+	session := newSession()
+	ended := make(chan string, 8)
+	tm := newTerm(t, s, session, &tui.Options{OnEnd: func(id string) { ended <- id }})
+	next := func(want string) {
+		t.Helper()
+		select {
+		case got := <-ended:
+			if got != want {
+				t.Fatalf("OnEnd(%q), want OnEnd(%q)", got, want)
+			}
+		case <-time.After(waitTimeout):
+			t.Fatalf("OnEnd(%q) was never called", want)
+		}
+	}
+
+	first := s.ask(session, "call_answered", singleArgs)
+	tm.waitScreen("enter submit")
+	queued := s.ask(session, "call_queued", multiArgs)
+	tm.waitScreen("1 more question set waiting")
+	s.waitPending(session, 2)
+	s.d.CancelSession(askuser.ParseSessionID(session)) // ends both: the queued one leaves unseen
+	s.result(first)
+	s.result(queued)
+	tm.waitScreen("Cancelled.")
+	got := []string{<-ended, <-ended}
+	slices.Sort(got)
+	if want := []string{"call_answered", "call_queued"}; !slices.Equal(got, want) {
+		t.Fatalf("OnEnd of %q, want %q", got, want)
+	}
+
+	ch := s.ask(session, "call_here", singleArgs)
+	tm.waitScreen("enter submit")
+	tm.press(keyEnter)
+	answers(t, s.result(ch))
+	next("call_here")
+	tm.waitHistory("Answered.")
+
+	stopped := s.ask(session, "call_stopped", singleArgs)
+	tm.waitScreen("enter submit")
+	tm.stop()
+	tm.waitHistory("Stopped: this terminal no longer answers this question.")
+	if err := tm.runEnded(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v, want its context's error", err)
+	}
+	s.d.CancelSession(askuser.ParseSessionID(session))
+	s.result(stopped)
 }

@@ -140,6 +140,8 @@ type term struct {
 	raw  strings.Builder
 	done chan error // Run's result
 	wg   sync.WaitGroup
+	// stop ends Run's context, as a host that stops its terminal device does.
+	stop context.CancelFunc
 }
 
 const termCols, termRows = 100, 40
@@ -189,6 +191,7 @@ func newTerm(t *testing.T, s *server, session string, opts *tui.Options) *term {
 	}()
 
 	ctx, cancel := context.WithCancel(context.Background())
+	tm.stop = cancel
 	conn, err := tui.Dial(ctx, s.wsURL(session), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,12 @@ type Options struct {
 	// [DefaultMaxCustomInput], the host's default; set it to the host's
 	// askuser.Options.MaxCustomInput when that differs.
 	MaxCustomInput int
+	// OnEnd, when set, is called once for each question set this terminal is done
+	// with: its form has closed and its closing note is printed, or, for one that ended
+	// while it waited behind another, it has left the queue. A host that prints its own
+	// lines on the same terminal waits for it, so that they follow the note. It is
+	// called from Run's goroutine and must return quickly.
+	OnEnd func(requestID string)
 }
 
 // Run makes this terminal a device of a session: it shows each question set the host
@@ -72,7 +78,7 @@ func Run(ctx context.Context, conn Conn, opts *Options) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	d := &device{conn: conn, events: make(chan askuser.Event), failed: make(chan error, 1)}
+	d := &device{conn: conn, events: make(chan askuser.Event), failed: make(chan error, 1), onEnd: o.OnEnd}
 	received := make(chan struct{})
 	go func() {
 		defer close(received)
@@ -102,6 +108,7 @@ type device struct {
 	failed chan error         // the receiver's end: conn failed
 	// queue holds the pending question sets in the order they came; queue[0] is shown.
 	queue []*set
+	onEnd func(requestID string) // Options.OnEnd, or nil
 }
 
 // ui shows question sets: the forms, or the accessible line prompts.
@@ -210,6 +217,7 @@ func (d *device) take(ev askuser.Event, s *set) (mine bool) {
 		}
 		if i := d.find(r.RequestID); i >= 0 {
 			d.queue = append(d.queue[:i:i], d.queue[i+1:]...)
+			d.ended(r.RequestID)
 		}
 	case askuser.EventError:
 		var e askuser.ErrorData
@@ -242,6 +250,16 @@ func (d *device) remove(s *set) {
 	}
 }
 
+// ended tells the host, through Options.OnEnd, that the terminal is done with a set.
+func (d *device) ended(requestID string) {
+	if d.onEnd != nil {
+		d.onEnd(requestID)
+	}
+}
+
+// stoppedNote closes a form that Run's context ended: the terminal answers it no more.
+const stoppedNote = "Stopped: this terminal no longer answers this question."
+
 // serve shows s until the person replies or it ends elsewhere, sends the reply, and
 // waits for the host's verdict on it. It returns with s either out of the queue or
 // still at its head with the host's problems, to be shown again.
@@ -267,15 +285,26 @@ wait:
 				v.end(endNote(r.Outcome, ""))
 			}
 		case err := <-d.failed:
+			if ctx.Err() != nil { // Run was stopped: that ended the connection
+				<-v.done()
+				d.ui.say(stoppedNote) // under the form left on the screen
+				return ctx.Err()
+			}
 			v.end("The connection to the host was lost.")
 			<-v.done()
 			return err
 		}
 	}
 	if res.err != nil {
+		if ctx.Err() != nil && !ended {
+			d.ui.say(stoppedNote) // under the form left on the screen
+		}
 		return res.err
 	}
 	if ended || res.reply == nil {
+		if ended {
+			d.ended(s.ask.RequestID)
+		}
 		return nil
 	}
 
@@ -305,6 +334,7 @@ wait:
 			_ = json.Unmarshal(ev.Data, &r)
 			d.remove(s)
 			d.ui.say(endNote(r.Outcome, sent))
+			d.ended(s.ask.RequestID)
 			return res.then
 		case askuser.EventError:
 			var e askuser.ErrorData
@@ -313,6 +343,7 @@ wait:
 				// It ended elsewhere first; its resolution has come or is lost.
 				d.remove(s)
 				d.ui.say("This question had already ended on another device.")
+				d.ended(s.ask.RequestID)
 				return res.then
 			}
 			s.problems = e.Problems

@@ -75,17 +75,25 @@ func run(ctx context.Context, addr string, timeout time.Duration, accessible boo
 	}()
 	fmt.Printf("Browser panel: http://%s/ (answer there or here; the first answer wins)\n", ln.Addr())
 
-	// The terminal device, on the same hub as any browser.
-	devCtx, stopDevice := context.WithCancel(ctx)
+	// The terminal device, on the same hub as any browser. Its context is not the
+	// signal's: on Ctrl-C or SIGTERM the agent's call ends first, and the terminal
+	// closes its form with a note, as every other device does, before it stops.
+	devCtx, stopDevice := context.WithCancel(context.Background())
 	conn, err := tui.Dial(devCtx, "ws://"+ln.Addr().String()+"/ws", nil)
 	if err != nil {
 		stopDevice()
 		return err
 	}
+	done := make(chan string, 16) // request ids the terminal is done with
 	deviceDone := make(chan struct{})
 	go func() {
 		defer close(deviceDone)
-		err := tui.Run(devCtx, conn, &tui.Options{Accessible: accessible})
+		err := tui.Run(devCtx, conn, &tui.Options{Accessible: accessible, OnEnd: func(id string) {
+			select {
+			case done <- id:
+			default:
+			}
+		}})
 		if devCtx.Err() == nil {
 			// No terminal to draw on, or its input ended: the browser can still answer.
 			fmt.Fprintf(os.Stderr, "the terminal device stopped (%v); answer in the browser\n", err)
@@ -96,18 +104,39 @@ func run(ctx context.Context, addr string, timeout time.Duration, accessible boo
 		<-deviceDone
 		_ = conn.Close()
 	}()
+	// settled waits until the terminal has printed how call id ended, so that the
+	// agent's next line follows that note; not longer than a moment, should the
+	// terminal device be gone.
+	settled := func(id string) {
+		timeout := time.After(2 * time.Second)
+		for {
+			select {
+			case got := <-done:
+				if got == id {
+					return
+				}
+			case <-deviceDone:
+				return
+			case <-timeout:
+				return
+			}
+		}
+	}
 
 	// The agent: each call blocks until a device answers, declines, or time runs out.
 	for i, step := range script {
 		fmt.Printf("\nagent: %s\n", step.say)
+		id := fmt.Sprintf("call_%d", i+1)
 		res := d.Dispatch(ctx, askuser.ToolCall{
 			Session:   session,
-			ID:        fmt.Sprintf("call_%d", i+1),
+			ID:        id,
 			Name:      askuser.ToolName,
 			Arguments: json.RawMessage(step.arguments),
 		})
+		settled(id)
 		if ctx.Err() != nil {
-			return nil // interrupted
+			fmt.Println("\nagent: stopped; the question was cancelled.")
+			return nil
 		}
 		fmt.Printf("tool result (%s): %s\n", res.Outcome, res.Content)
 	}
