@@ -686,9 +686,9 @@ func TestHooks(t *testing.T) {
 		require.NoError(t, dev.Send(context.Background(), answerEvent(session, "fixed", "Vue")))
 		<-resCh
 		require.Len(t, asked, 1)
-		assert.Equal(t, Asked{Session: session, RequestID: "fixed", Questions: 1, ExpiresAt: asked[0].ExpiresAt}, asked[0])
+		assert.Equal(t, Asked{Session: session, RequestID: "fixed", Kind: KindQuestion, Questions: 1, ExpiresAt: asked[0].ExpiresAt}, asked[0])
 		require.Len(t, ended, 1)
-		assert.Equal(t, Ended{Session: session, RequestID: "fixed", Outcome: Answered, Waited: 20 * time.Second}, ended[0])
+		assert.Equal(t, Ended{Session: session, RequestID: "fixed", Kind: KindQuestion, Outcome: Answered, Waited: 20 * time.Second}, ended[0])
 	})
 }
 

@@ -187,11 +187,16 @@ type Event struct {
 	Type      string          `json:"type"`
 	SessionID SessionID       `json:"sessionId"`
 	Data      json.RawMessage `json:"data,omitempty"`
+	// User is who sent an inbound event: the principal the transport authenticated the
+	// device as (a user id), recorded as who decided an approval. The transport sets it,
+	// as it sets SessionID; it is never read from, nor written to, the wire.
+	User string `json:"-"`
 }
 
 // NewEvent returns an event of the given type whose data is v encoded as JSON. The data
 // types of the protocol ([AskData], [ResultData], [ResolvedData], [ErrorData]) are
-// written in the library's one spelling, the same on every Go release: strings escape
+// written in the library's one spelling, the same on every Go release (and so are the
+// approvals' [ApprovalData], [ApprovalResultData] and [ApprovalResolvedData]): strings escape
 // only what JSON requires plus U+2028 and U+2029, and invalid UTF-8 becomes U+FFFD. Any
 // other v is encoded with encoding/json.
 func NewEvent(typ string, session SessionID, v any) (Event, error) {
@@ -208,6 +213,14 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 		data = encodeResultData(&a)
 	case ErrorData:
 		data = encodeErrorData(&a)
+	case *ApprovalData:
+		data, err = encodeApprovalData(a)
+	case ApprovalData:
+		data, err = encodeApprovalData(&a)
+	case ApprovalResolvedData:
+		data, err = encodeApprovalResolvedData(a)
+	case ApprovalResultData:
+		data, err = encodeApprovalResultData(&a)
 	default:
 		data, err = marshal(v)
 	}

@@ -312,7 +312,7 @@ func wrongRevision(err error) bool {
 // key exists (the question was asked before, and is pending or kept), Put returns that
 // record and false. The key expires Keep after the question does.
 func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bool, error) {
-	if rec.Ask.RequestID == "" {
+	if rec.RequestID() == "" {
 		return askuser.Record{}, false, errors.New("cluster: a record needs a request id")
 	}
 	if rec.Outcome != 0 {
@@ -320,13 +320,13 @@ func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bo
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	key := recordKey(rec.Session, rec.Ask.RequestID)
+	key := recordKey(rec.Session, rec.RequestID())
 	nonce := nuid.Next()
 	val, err := encodeRecord(rec, nonce)
 	if err != nil {
 		return askuser.Record{}, false, err
 	}
-	ttl := seconds(time.Until(rec.Ask.ExpiresAt) + s.opts.Keep)
+	ttl := seconds(time.Until(rec.ExpiresAt()) + s.opts.Keep)
 	var out askuser.Record
 	var created bool
 	err = retry(ctx, func(ctx context.Context) error {
@@ -353,7 +353,7 @@ func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bo
 	if err != nil {
 		return askuser.Record{}, false, unavailable("recording the question", err)
 	}
-	if out.Session != rec.Session || out.Ask.RequestID != rec.Ask.RequestID {
+	if out.Session != rec.Session || out.RequestID() != rec.RequestID() {
 		return askuser.Record{}, false, fmt.Errorf("cluster: the key %q holds another question (a hash collision)", key)
 	}
 	return out, created, nil
@@ -385,7 +385,7 @@ func (s *Store) Get(ctx context.Context, session askuser.SessionID, requestID st
 	if err != nil {
 		return askuser.Record{}, unavailable("reading the question", err)
 	}
-	if rec.Session != session || rec.Ask.RequestID != requestID {
+	if rec.Session != session || rec.RequestID() != requestID {
 		return askuser.Record{}, askuser.ErrNotPending // another id with the same hashed key
 	}
 	return rec, nil
@@ -418,7 +418,7 @@ func (s *Store) End(ctx context.Context, rec askuser.Record) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	key := recordKey(rec.Session, rec.Ask.RequestID)
+	key := recordKey(rec.Session, rec.RequestID())
 	var won bool
 	err = retry(ctx, func(ctx context.Context) error {
 		msg := &nats.Msg{Subject: s.subjects + key, Data: val, Header: nats.Header{}}

@@ -23,6 +23,7 @@ type Conn struct {
 	ws       *websocket.Conn
 	raw      net.Conn // nil only if the hijack went unseen; see hijackRecorder
 	sessions []askuser.SessionID
+	user     string // the principal, from Options.Authenticate; set before the first read
 
 	// What waits to be written, oldest first: replay, the questions pending when the
 	// connection joined, each encoded only when its turn comes; then queue[head:], the
@@ -72,10 +73,20 @@ type Conn struct {
 	loops sync.WaitGroup // the writer and the pinger
 }
 
-// pendingAsk is a question pending when a connection joined, waiting to be written to it.
+// pendingAsk is a request pending when a connection joined, waiting to be written to
+// it: a question set, or an approval when approval is set.
 type pendingAsk struct {
-	session askuser.SessionID
-	ask     askuser.AskData
+	session  askuser.SessionID
+	ask      askuser.AskData
+	approval *askuser.ApprovalData
+}
+
+// event encodes the request's ask event.
+func (p *pendingAsk) event() (askuser.Event, error) {
+	if p.approval != nil {
+		return askuser.NewEvent(askuser.EventApproval, p.session, p.approval)
+	}
+	return askuser.NewEvent(askuser.EventAsk, p.session, &p.ask)
 }
 
 // askKey names a question: its session and request id.
@@ -111,9 +122,14 @@ func newConn(h *Hub, ws *websocket.Conn, raw net.Conn, sessions []askuser.Sessio
 
 // Sessions returns the sessions the connection is authorized for, as [Options.Authorize]
 // returned them (without duplicates). The caller may modify the returned slice.
+
 func (c *Conn) Sessions() []askuser.SessionID {
 	return append([]askuser.SessionID(nil), c.sessions...)
 }
+
+// User returns the principal [Options.Authenticate] named for the connection; "" when the
+// hub uses Authorize.
+func (c *Conn) User() string { return c.user }
 
 // Send queues ev for this connection alone, whatever its session, and returns without
 // waiting for the write; ctx is not used, since Send never blocks. It returns an error
@@ -186,7 +202,7 @@ func (c *Conn) dequeue() ([]byte, bool) {
 			c.replay = nil
 		}
 		c.qmu.Unlock()
-		ev, err := askuser.NewEvent(askuser.EventAsk, p.session, p.ask)
+		ev, err := p.event()
 		if err != nil {
 			return nil, true // a pending question always encodes; skip it if not
 		}
@@ -469,12 +485,13 @@ func (c *Conn) handle(msg []byte) bool {
 		c.refuse(s, ev.RequestID(), err)
 		return false
 	}
-	ev.SessionID = session
+	ev.SessionID, ev.User = session, c.user
 	h := c.hub
-	if ev.Type != askuser.EventResult && h.opts.OnEvent != nil {
+	if ev.Type != askuser.EventResult && ev.Type != askuser.EventApprovalResult && h.opts.OnEvent != nil {
 		err = h.opts.OnEvent(c.ctx, c, ev)
 	} else {
-		// The Inbound takes results, and refuses every other type as unsupported.
+		// The Inbound takes answers and decisions, and refuses every other type as
+		// unsupported.
 		h.mu.Lock()
 		in := h.in
 		h.mu.Unlock()

@@ -41,6 +41,12 @@ type Options struct {
 	// string session "1" (see [askuser.ParseSessionID] for ids taken from a URL).
 	Authorize func(r *http.Request) ([]askuser.SessionID, error)
 
+	// Authenticate, set instead of Authorize, also names the person behind the request
+	// (a user id): the principal recorded as who decided an approval ([askuser.Event.User]
+	// of every event the connection sends). It is called as Authorize is, with the same
+	// rules; set exactly one of the two.
+	Authenticate func(r *http.Request) (Access, error)
+
 	// ReadLimit is the largest inbound message, in bytes; a connection that sends a
 	// bigger one is closed with [websocket.StatusMessageTooBig]. Default [DefaultReadLimit].
 	ReadLimit int64
@@ -79,8 +85,9 @@ type Options struct {
 	// the host run its authentication with the person's cookies.
 	OriginPatterns []string
 
-	// OnEvent, when set, receives every well-formed inbound event whose type is not
-	// ask_user_questions_result (a client's "user_message" or "cancel", say), with
+	// OnEvent, when set, receives every well-formed inbound event whose type is neither
+	// ask_user_questions_result nor tool_approval_result (a client's "user_message" or
+	// "cancel", say), with
 	// ev.SessionID already checked and set to a session the connection is authorized
 	// for. A non-nil error is sent back to that connection alone as an
 	// ask_user_questions_error event (see [askuser.ErrorEvent]). When OnEvent is nil,
@@ -108,6 +115,15 @@ type Options struct {
 	OnDisconnect func(c *Conn, err error)
 }
 
+// Access is what [Options.Authenticate] grants a connection.
+type Access struct {
+	// User is the authenticated person, recorded as who made each decision the
+	// connection sends.
+	User string
+	// Sessions are the sessions the connection may act for, at least one.
+	Sessions []askuser.SessionID
+}
+
 // Hub is a WebSocket [askuser.Transport] and [askuser.Presence]. It is an http.Handler:
 // each request it serves becomes one [Conn] of the sessions [Options.Authorize] grants.
 // All methods may be called concurrently.
@@ -124,11 +140,12 @@ type Hub struct {
 	wg sync.WaitGroup
 }
 
-// New returns a hub configured by opts, which is copied. It panics when opts or
-// opts.Authorize is nil: a hub that cannot tell who may connect must not serve anyone.
+// New returns a hub configured by opts, which is copied. It panics when opts is nil or
+// sets neither or both of Authorize and Authenticate: a hub that cannot tell who may
+// connect must not serve anyone.
 func New(opts *Options) *Hub {
-	if opts == nil || opts.Authorize == nil {
-		panic("wshub: Options.Authorize is required")
+	if opts == nil || (opts.Authorize == nil) == (opts.Authenticate == nil) {
+		panic("wshub: exactly one of Options.Authorize and Options.Authenticate is required")
 	}
 	h := &Hub{opts: *opts, sessions: make(map[askuser.SessionID]map[*Conn]struct{})}
 	o := &h.opts
@@ -186,7 +203,8 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, http.StatusText(http.StatusForbidden), http.StatusForbidden)
 		return
 	}
-	sessions, err := h.opts.Authorize(r)
+	access, err := h.authorize(r)
+	sessions := access.Sessions
 	if err != nil || len(sessions) == 0 {
 		// The reason stays on the server: it may say more than the caller should learn.
 		http.Error(w, http.StatusText(http.StatusForbidden), http.StatusForbidden)
@@ -202,6 +220,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(h.opts.ReadLimit)
 	c = newConn(h, ws, hw.conn, dedupe(sessions))
+	c.user = access.User
 	if !h.join(c) {
 		c.requestClose(websocket.StatusGoingAway, "server shutting down")
 		c.closeHandshake()
@@ -209,6 +228,15 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.serve(c)
+}
+
+// authorize runs the host's Authorize or Authenticate.
+func (h *Hub) authorize(r *http.Request) (Access, error) {
+	if h.opts.Authenticate != nil {
+		return h.opts.Authenticate(r)
+	}
+	sessions, err := h.opts.Authorize(r)
+	return Access{Sessions: sessions}, err
 }
 
 // originAllowed reports whether the request's Origin may connect, by the rules of
@@ -274,7 +302,7 @@ func (h *Hub) serve(c *Conn) {
 	err = c.readLoop()
 }
 
-// join adds c to its sessions and gives it their pending questions, to be written
+// join adds c to its sessions and gives it their pending requests, to be written
 // before any event sent after the join. Both happen under h.mu, which Send also holds
 // while it queues, so that c sees every question asked before it joined and every event
 // sent after, none twice: a question pending in the snapshot whose ask is sent again
@@ -297,6 +325,10 @@ func (h *Hub) join(c *Conn) bool {
 	for _, s := range c.sessions {
 		for _, a := range h.in.Pending(s) {
 			replay = append(replay, pendingAsk{session: s, ask: a})
+			c.asked[askKey{s, a.RequestID}] = struct{}{}
+		}
+		for _, a := range h.in.PendingApprovals(s) {
+			replay = append(replay, pendingAsk{session: s, approval: &a})
 			c.asked[askKey{s, a.RequestID}] = struct{}{}
 		}
 	}
@@ -334,9 +366,9 @@ func (h *Hub) leave(c *Conn) {
 
 // Send queues ev for every connection of ev.SessionID and returns; it implements
 // [askuser.Transport]. The event is encoded once. Send never waits for a connection: one
-// whose queue is full is dropped. A connection already given an ask for a question (by
-// an earlier Send, or as a question pending when it joined) is not given it again until
-// its resolution has been sent. A session with no connection is not an error. After
+// whose queue is full is dropped. A connection already given the ask of a request (a
+// question set's or an approval's, by an earlier Send, or as a request pending when it
+// joined) is not given it again until its resolution has been sent. A session with no connection is not an error. After
 // [Hub.Close], Send returns [askuser.ErrTransportClosed]. ctx is not used, since Send
 // never blocks.
 func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
@@ -345,7 +377,8 @@ func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
 		return fmt.Errorf("wshub: encoding %s event: %w", ev.Type, err)
 	}
 	var key askKey
-	tracked := ev.Type == askuser.EventAsk || ev.Type == askuser.EventResolved
+	resolved := ev.Type == askuser.EventResolved || ev.Type == askuser.EventApprovalResolved
+	tracked := resolved || ev.Type == askuser.EventAsk || ev.Type == askuser.EventApproval
 	if tracked {
 		key = askKey{ev.SessionID, ev.RequestID()}
 	}
@@ -357,7 +390,7 @@ func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
 	for c := range h.sessions[ev.SessionID] {
 		switch {
 		case !tracked:
-		case ev.Type == askuser.EventResolved:
+		case resolved:
 			delete(c.asked, key)
 		default:
 			if _, dup := c.asked[key]; dup {
