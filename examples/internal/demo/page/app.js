@@ -190,19 +190,44 @@
   // ---- transcript ---------------------------------------------------------------------
 
   // The transcript follows its newest entry unless the person has scrolled up to read:
-  // when entries come, and when its box shrinks because a question panel appears.
+  // when entries come, and when its box changes size because a question panel comes or
+  // goes. Only the person's own scrolling says which. The box also scrolls by itself when
+  // its size changes (the browser clamps or anchors its position), and such a scroll says
+  // nothing of what the person wants to see: taken for theirs, it left the transcript
+  // stuck above its newest entry once the next question's panel took the room back.
   var follow = true;
-  var autoTop = -1; // the scrollTop the page itself set last
+  // touched: the person has turned the wheel, touched, clicked or pressed a key in the
+  // transcript (or a key on the page's body, which scrolls what was clicked last) since
+  // the page last scrolled it; the scroll events until then are theirs.
+  var touched = false;
+  var pinFrame = 0;
 
   function toBottom() {
+    touched = false;
     transcript.scrollTop = transcript.scrollHeight;
-    autoTop = transcript.scrollTop;
   }
-  transcript.addEventListener("scroll", function () {
-    if (Math.abs(transcript.scrollTop - autoTop) < 2) {
-      return; // the page's own scrolling
+  // followNow scrolls to the newest entry now, and again at the next frame, once the rest
+  // of what came with this entry (the panel of the next question, say) is laid out too.
+  function followNow() {
+    toBottom();
+    if (!pinFrame) {
+      pinFrame = requestAnimationFrame(function () {
+        pinFrame = 0;
+        if (follow) {
+          toBottom();
+        }
+      });
     }
-    follow = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 24;
+  }
+  ["wheel", "touchstart", "pointerdown", "keydown"].forEach(function (type) {
+    document.addEventListener(type, function (e) {
+      touched = transcript.contains(e.target) || (e.type === "keydown" && e.target === document.body);
+    }, {capture: true, passive: true});
+  });
+  transcript.addEventListener("scroll", function () {
+    if (touched) {
+      follow = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 24;
+    }
   });
   if (window.ResizeObserver) {
     new ResizeObserver(function () {
@@ -218,7 +243,7 @@
   function append(li) {
     transcript.appendChild(li);
     if (follow) {
-      toBottom();
+      followNow();
     }
   }
 
