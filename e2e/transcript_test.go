@@ -184,3 +184,38 @@ func TestTranscriptFollowsTheTour(t *testing.T) {
 		return l.classList.contains("agent") && l.textContent.includes("Here is the plan"); })()`)
 	tb.newestInView("the plan")
 }
+
+// TestEmptyTranscriptSaysWhatToDo: a new session's transcript is not a blank page: one
+// line says what to do and what will happen, in the page's language, and it goes with the
+// transcript's first entry (also after a reload, which replays the history).
+func TestEmptyTranscriptSaysWhatToDo(t *testing.T) {
+	for _, c := range []struct{ lang, want string }{
+		{"en", "Send any message to start: the agent will ask you a few questions on this page, and your answers go back to it."},
+		{"zh", "发送任意消息即可开始：Agent 会在本页向你提几个问题，你的回答会发回给它。"},
+	} {
+		t.Run(c.lang, func(t *testing.T) {
+			tb := newTab(t)
+			tb.viewport(1280, 800, false)
+			session := newSession()
+			tb.open(env.main, session+"&lang="+c.lang)
+			shown := `(() => { const e = document.querySelector("#empty"), r = e.getBoundingClientRect();
+				return !e.hidden && r.height > 0 && r.top >= 0 && r.bottom <= document.querySelector("#composer").getBoundingClientRect().top; })()`
+			if !eval[bool](tb, shown) {
+				t.Fatal("a new session's empty transcript shows no line saying what to do")
+			}
+			if got := eval[string](tb, `document.querySelector("#empty").textContent`); got != c.want {
+				t.Errorf("the empty transcript says %q, want %q", got, c.want)
+			}
+			tb.say("/help")
+			waitFor[bool](tb, "the first entry", `document.querySelector("#transcript").children.length > 0`)
+			if eval[bool](tb, shown) {
+				t.Error("the line is still shown with an entry in the transcript")
+			}
+			tb.open(env.main, session+"&lang="+c.lang)
+			waitFor[bool](tb, "the history", `document.querySelector("#transcript").children.length > 0`)
+			if eval[bool](tb, shown) {
+				t.Error("after a reload the line is shown with entries in the transcript")
+			}
+		})
+	}
+}
