@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/askuser-go/askuser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
@@ -179,7 +180,18 @@ func TestTranscriptFollowsTheTour(t *testing.T) {
 	tb.newestInView("after scrolling back down and answering, the last question's tool card")
 
 	tb.do("answering the last questions", chromedp.Click(option(several, 0, 0)), chromedp.Click(option(several, 1, 0)),
-		chromedp.Click(option(several, 2, 0)), chromedp.Click(sel(several, `[data-testid="submit"]`)))
+		chromedp.Click(option(several, 2, 0)))
+	if st := tb.state(several); !st.Submit {
+		t.Fatalf("the last questions are not all answered after choosing one option of each: %+v", st)
+	}
+	tb.do("submitting", chromedp.Click(sel(several, `[data-testid="submit"]`)))
+	if got, want := tb.toolResult(several), content(t,
+		askuser.Answer{Question: "Which database should store the orders?", SelectedLabels: []string{"PostgreSQL (Recommended)"}},
+		askuser.Answer{Question: "Which kinds of tests should I write?", SelectedLabels: []string{"Unit tests"}},
+		askuser.Answer{Question: "Where will it be deployed?", SelectedLabels: []string{"Kubernetes"}},
+	); got != want {
+		t.Fatalf("tool result = %s\nwant          %s", got, want)
+	}
 	waitFor[bool](tb, "the plan", `(() => { const l = document.querySelector("#transcript").lastElementChild;
 		return l.classList.contains("agent") && l.textContent.includes("Here is the plan"); })()`)
 	tb.newestInView("the plan")
