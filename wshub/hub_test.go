@@ -964,7 +964,8 @@ func TestPanelHandler(t *testing.T) {
 			t.Errorf("HEAD %s: %d", f.path, rec.Code)
 		}
 	}
-	for _, path := range []string{"/askuser/", "/askuser/missing.js", "/askuser/panel", "/askuser/panel/panel.js"} {
+	for _, path := range []string{"/askuser/", "/askuser/missing.js", "/askuser/panel", "/askuser/panel/panel.js",
+		"/askuser/js/wire.js", "/askuser/js/wrapper.js", "/askuser/js/"} {
 		if rec := get("GET", path); rec.Code != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", path, rec.Code)
 		}

@@ -14,6 +14,7 @@
         "read its questions and answer them. A real host authenticates each connection. Open " +
         "this same URL in a second tab to see two devices: answer in one and the other clears.",
       transcript: "Transcript",
+      empty: "Send any message to start: the agent will ask you a few questions on this page, and your answers go back to it.",
       questions: "Questions from the agent",
       messageLabel: "Message to the agent",
       placeholder: "Send any message to start the tour, or /help for the commands. Enter sends, Shift+Enter makes a new line.",
@@ -59,6 +60,7 @@
         "\u67e5\u770b\u5e76\u56de\u7b54\u5b83\u7684\u95ee\u9898\u3002\u771f\u6b63\u7684\u5bbf\u4e3b\u4f1a\u8ba4\u8bc1\u6bcf\u4e2a\u8fde\u63a5\u3002" +
         "\u5728\u7b2c\u4e8c\u4e2a\u6807\u7b7e\u9875\u4e2d\u6253\u5f00\u540c\u4e00\u4e2a URL\uff0c\u5c31\u662f\u4e24\u53f0\u8bbe\u5907\uff1a\u5728\u4e00\u4e2a\u91cc\u56de\u7b54\uff0c\u53e6\u4e00\u4e2a\u5c31\u4f1a\u6e05\u9664\u3002",
       transcript: "\u5bf9\u8bdd\u8bb0\u5f55",
+      empty: "\u53d1\u9001\u4efb\u610f\u6d88\u606f\u5373\u53ef\u5f00\u59cb\uff1aAgent \u4f1a\u5728\u672c\u9875\u5411\u4f60\u63d0\u51e0\u4e2a\u95ee\u9898\uff0c\u4f60\u7684\u56de\u7b54\u4f1a\u53d1\u56de\u7ed9\u5b83\u3002",
       questions: "Agent \u7684\u95ee\u9898",
       messageLabel: "\u53d1\u7ed9 Agent \u7684\u6d88\u606f",
       placeholder: "\u53d1\u9001\u4efb\u610f\u6d88\u606f\u5f00\u59cb\u6f14\u793a\uff0c\u6216\u8f93\u5165 /help \u67e5\u770b\u547d\u4ee4\u3002Enter \u53d1\u9001\uff0cShift+Enter \u6362\u884c\u3002",
@@ -110,6 +112,7 @@
   document.title = T.title;
 
   var transcript = document.getElementById("transcript");
+  var empty = document.getElementById("empty");
   var conn = document.getElementById("conn");
   var agentState = document.getElementById("agent-state");
   var form = document.getElementById("composer");
@@ -190,19 +193,44 @@
   // ---- transcript ---------------------------------------------------------------------
 
   // The transcript follows its newest entry unless the person has scrolled up to read:
-  // when entries come, and when its box shrinks because a question panel appears.
+  // when entries come, and when its box changes size because a question panel comes or
+  // goes. Only the person's own scrolling says which. The box also scrolls by itself when
+  // its size changes (the browser clamps or anchors its position), and such a scroll says
+  // nothing of what the person wants to see: taken for theirs, it left the transcript
+  // stuck above its newest entry once the next question's panel took the room back.
   var follow = true;
-  var autoTop = -1; // the scrollTop the page itself set last
+  // touched: the person has turned the wheel, touched, clicked or pressed a key in the
+  // transcript (or a key on the page's body, which scrolls what was clicked last) since
+  // the page last scrolled it; the scroll events until then are theirs.
+  var touched = false;
+  var pinFrame = 0;
 
   function toBottom() {
+    touched = false;
     transcript.scrollTop = transcript.scrollHeight;
-    autoTop = transcript.scrollTop;
   }
-  transcript.addEventListener("scroll", function () {
-    if (Math.abs(transcript.scrollTop - autoTop) < 2) {
-      return; // the page's own scrolling
+  // followNow scrolls to the newest entry now, and again at the next frame, once the rest
+  // of what came with this entry (the panel of the next question, say) is laid out too.
+  function followNow() {
+    toBottom();
+    if (!pinFrame) {
+      pinFrame = requestAnimationFrame(function () {
+        pinFrame = 0;
+        if (follow) {
+          toBottom();
+        }
+      });
     }
-    follow = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 24;
+  }
+  ["wheel", "touchstart", "pointerdown", "keydown"].forEach(function (type) {
+    document.addEventListener(type, function (e) {
+      touched = transcript.contains(e.target) || (e.type === "keydown" && e.target === document.body);
+    }, {capture: true, passive: true});
+  });
+  transcript.addEventListener("scroll", function () {
+    if (touched) {
+      follow = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 24;
+    }
   });
   if (window.ResizeObserver) {
     new ResizeObserver(function () {
@@ -217,8 +245,9 @@
 
   function append(li) {
     transcript.appendChild(li);
+    empty.hidden = true;
     if (follow) {
-      toBottom();
+      followNow();
     }
   }
 
@@ -373,6 +402,7 @@
     toolCards.clear();
     lastSeq = 0;
     ((data && data.events) || []).forEach(show);
+    empty.hidden = transcript.firstElementChild !== null;
     follow = true;
     toBottom();
   });
