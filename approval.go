@@ -1,9 +1,9 @@
 package askuser
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -191,9 +191,9 @@ const noDeviceApproval = `{"error": "No device of the user is connected to appro
 
 // Denials: by the person, with or without a reason, and by a rule of the host.
 const (
-	deniedByUser   = "The user denied this tool call; the tool did not run. Do not call it again unless the user asks you to."
-	deniedByPolicy = "This tool call is not allowed here; the tool did not run. Do not call it again."
-	editedNotice   = "The user edited the arguments of this tool call before it ran: it ran with the arguments given here, not with yours."
+	deniedByUser           = "The user denied this tool call; the tool did not run. Do not call it again unless the user asks you to."
+	deniedByPolicy         = "This tool call is not allowed here; the tool did not run. Do not call it again."
+	editedNotice           = "The user edited the arguments of this tool call before it ran: it ran with the arguments given here, not with yours."
 	invalidMessageApproval = "Invalid tool call; fix every problem listed and call the tool again"
 )
 
@@ -559,4 +559,3 @@ func quotedList(ss []string) string {
 	}
 	return string(b)
 }
-

@@ -432,4 +432,3 @@ func (a ApprovalData) clone() ApprovalData {
 	a.Reasons = slices.Clone(a.Reasons)
 	return a
 }
-

@@ -250,7 +250,9 @@ type end struct {
 }
 
 // endOf is the end of rec, with err.
-func endOf(rec Record, err error) end { return end{rec.Rev, rec.Outcome, rec.Answers, rec.Decision, err} }
+func endOf(rec Record, err error) end {
+	return end{rec.Rev, rec.Outcome, rec.Answers, rec.Decision, err}
+}
 
 // record is the ended record of the request rec made, ended as e says.
 func (e end) record(rec Record) Record {
