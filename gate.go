@@ -89,7 +89,8 @@ type Audit struct {
 	Session SessionID
 	// RequestID is the approval's request id; "" when no person was asked.
 	RequestID string
-	// Tool and Arguments are the call as the model made it.
+	// Tool and Arguments are the call as the model made it, the arguments compacted (as
+	// a JSON string of what the model wrote when that is not JSON).
 	Tool      string
 	Arguments json.RawMessage
 	// Description is what the approval card said of the tool; "" when no person was
@@ -397,8 +398,12 @@ func (d *Dispatcher) auditRule(call ToolCall, asked time.Time, r ApprovalResult)
 	if d.opts.OnAudit == nil {
 		return
 	}
+	args, problem := jsonread.AppendCompact(nil, call.Arguments)
+	if problem != "" {
+		args = jsonwrite.AppendString(nil, string(call.Arguments))
+	}
 	d.opts.OnAudit(Audit{
-		Session: call.Session, Tool: call.Name, Arguments: call.Arguments, Outcome: r.Outcome,
+		Session: call.Session, Tool: call.Name, Arguments: args, Outcome: r.Outcome,
 		Rule: r.Rule, Grant: r.Grant, AskedAt: asked, DecidedAt: time.Now(),
 	})
 }

@@ -138,6 +138,7 @@ func compilePolicy(p *Policy) (*policy, error) {
 					return nil, fmt.Errorf("%s.Always: %w", where, err)
 				}
 				c.scopes[a.Name] = a
+				c.predicates = c.predicates || a.When != nil
 			}
 		}
 	}
