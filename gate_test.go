@@ -27,10 +27,10 @@ const branchSchema = `{"type":"object","properties":{"name":{"type":"string","mi
 // demoPolicy is the demo's: list_files runs, drop_database never, delete_branch is asked.
 func demoPolicy() *Policy {
 	return &Policy{
-		Deny:  []Rule{{Tool: "drop_*"}},
-		Ask:   []Rule{{Tool: "delete_branch", Always: &Rule{Name: "feature branches", Tool: "delete_branch", Description: "deleting branches named feature/*", When: func(a map[string]any) bool { n, _ := a["name"].(string); return strings.HasPrefix(n, "feature/") }}}},
-		Allow: []Rule{{Tool: "list_files"}},
-		Tools: []Tool{{Name: "delete_branch", Description: "Deletes a git branch", Schema: json.RawMessage(branchSchema)}},
+		Deny:    []Rule{{Tool: "drop_*"}},
+		Ask:     []Rule{{Tool: "delete_branch", Always: &Rule{Name: "feature branches", Tool: "delete_branch", Description: "deleting branches named feature/*", When: func(a map[string]any) bool { n, _ := a["name"].(string); return strings.HasPrefix(n, "feature/") }}}},
+		Allow:   []Rule{{Tool: "list_files"}},
+		Tools:   []Tool{{Name: "delete_branch", Description: "Deletes a git branch", Schema: json.RawMessage(branchSchema)}},
 		Reasons: []string{"Not now", "Wrong branch"},
 	}
 }
