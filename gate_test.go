@@ -583,3 +583,84 @@ func TestNewRefusesBadPolicies(t *testing.T) {
 		assert.Panics(t, func() { New(askusertest.NewTransport(), &Options{Policy: p}) }, "%+v", p)
 	}
 }
+
+// FuzzApprovalResult: whatever a device sends as a decision, the dispatcher never panics;
+// a refusal is coded, small, and leaves the approval pending; an accepted decision ends
+// it with an outcome of a decision, and an edit it accepts satisfies the tool's schema.
+func FuzzApprovalResult(f *testing.F) {
+	for _, data := range []string{
+		`{"requestId":"r1","decision":"approve"}`,
+		`{"requestId":"r1","decision":"deny","reason":"Not now"}`,
+		`{"requestId":"r1","decision":"edit","arguments":{"name":"feature/y"}}`,
+		`{"requestId":"r1","decision":"edit","arguments":{"name":""}}`,
+		`{"requestId":"r1","decision":"always","digest":"x"}`,
+		`{"requestId":"r1","decision":"maybe"}`,
+		`{"requestId":"r1","decision":"deny","reason":` + `"` + strings.Repeat("é", 1200) + `"}`,
+		`{"requestId":"r1","decision":"edit","arguments":"{"}`,
+		`{"requestId":1}`, `[]`, `null`, `{"requestId":"r1","requestId":"r1","decision":"approve"}`,
+	} {
+		f.Add([]byte(data))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, _ := newTestDispatcher(&Options{Policy: demoPolicy(), Timeout: time.Hour})
+		defer d.Close()
+		s := IntSession(9)
+		ch := approvalPending(t, d, s, "r1", "delete_branch", `{"name":"feature/x"}`)
+		err := d.HandleEvent(context.Background(), Event{Type: EventApprovalResult, SessionID: s, Data: data})
+		if err != nil {
+			if code := ErrorCodeOf(err); code == "internal" {
+				t.Fatalf("uncoded error: %v", err)
+			}
+			if len(d.PendingApprovals(s)) != 1 {
+				t.Fatalf("a refused decision ended the approval: %v", err)
+			}
+			wire, werr := ErrorEvent(s, "r1", err).Encode()
+			if werr != nil {
+				t.Fatal(werr)
+			}
+			if len(wire) > 4<<10 {
+				t.Fatalf("a %d-byte decision got a %d-byte reply", len(data), len(wire))
+			}
+			return
+		}
+		r := <-ch
+		switch r.Outcome {
+		case Approved, Denied:
+		case Edited:
+			if problems := SchemaCheck([]byte(branchSchema), r.Arguments); problems != nil {
+				t.Fatalf("an accepted edit breaks the schema: %v", problems)
+			}
+		default:
+			t.Fatalf("an accepted decision ended the approval as %v", r.Outcome)
+		}
+	})
+}
+
+// TestDecisionTable: each malformed or refused decision gets its exact error and code,
+// and leaves the approval pending; the accepted ones end it.
+func TestDecisionTable(t *testing.T) {
+	for _, tc := range DecisionCases {
+		t.Run(tc.Name, func(t *testing.T) {
+			d, _ := newTestDispatcher(&Options{Policy: &Policy{Tools: DecisionPolicy().Tools, Ask: []Rule{{Tool: "*", Decisions: []string{"approve", "deny", "edit"}}}}, Timeout: time.Hour})
+			defer d.Close()
+			s := IntSession(123)
+			ch := approvalPending(t, d, s, "r1", "delete_branch", DecisionArgs)
+			ev, err := ParseEvent([]byte(tc.Msg))
+			if err == nil {
+				ev.SessionID = s
+				err = d.HandleEvent(context.Background(), ev)
+			}
+			if tc.Code == "" {
+				require.NoError(t, err)
+				<-ch
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, tc.Err, err.Error())
+			assert.Equal(t, tc.Code, ErrorCodeOf(err))
+			assert.Len(t, d.PendingApprovals(s), 1, "the approval stays pending")
+			d.CancelSession(s)
+			<-ch
+		})
+	}
+}
