@@ -239,7 +239,7 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b askuser.Store)) {
 		end := read
 		end.Outcome = askuser.Edited
 		end.Decision = &askuser.Decision{Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"name":"feature/y"}`), By: "alice",
-			At: time.Now().Truncate(time.Millisecond),
+			At:    time.Now().Truncate(time.Millisecond),
 			Grant: &askuser.Grant{Session: s, ID: "a1", Tool: "delete_branch", Scope: "feature branches", Covers: "c", By: "alice", At: time.Now().Truncate(time.Millisecond)}}
 		if ok, err := b.End(ctx, end); !ok || err != nil {
 			t.Fatalf("End = %v, %v", ok, err)
