@@ -110,7 +110,7 @@ func newEnv(t testing.TB, hopts *wshub.Options, dopts *askuser.Options) *env {
 	if hopts != nil {
 		o = *hopts
 	}
-	if o.Authorize == nil {
+	if o.Authorize == nil && o.Authenticate == nil {
 		o.Authorize = authorizeQuery
 	}
 	o.OnConnect = func(c *wshub.Conn) { e.connected <- c }
