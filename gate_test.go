@@ -664,3 +664,58 @@ func TestDecisionTable(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovalEndsRace: every way an approval can end, at once: two devices deciding
+// differently, a session cancel, the caller's context, and Close. Exactly one end wins:
+// the call returns it, every device is told it once, and it is audited once.
+func TestApprovalEndsRace(t *testing.T) {
+	for round := 0; round < 300; round++ {
+		var log auditLog
+		d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Timeout: time.Hour, OnAudit: log.add})
+		s := IntSession(int64(round))
+		a, b := mt.ConnectAs(s, "a"), mt.ConnectAs(s, "b")
+		ctx, cancel := context.WithCancel(context.Background())
+		ch := approveAsync(ctx, d, s, "r", "delete_branch", `{"name":"x"}`)
+		recv[ApprovalData](t, a, EventApproval)
+		recv[ApprovalData](t, b, EventApproval)
+		var wg sync.WaitGroup
+		acts := []func(){
+			func() {
+				_ = a.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "r", Decision: DecisionApprove}))
+			},
+			func() {
+				_ = b.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "r", Decision: DecisionDeny, Reason: "no"}))
+			},
+			func() { d.CancelSession(s) },
+			cancel,
+		}
+		if round%3 == 0 {
+			acts = append(acts, func() { d.Close() })
+		}
+		for _, act := range acts {
+			wg.Go(act)
+		}
+		wg.Wait()
+		r := <-ch
+		switch r.Outcome {
+		case Approved, Denied, Cancelled, Shutdown:
+		default:
+			t.Fatalf("round %d: ended %v", round, r.Outcome)
+		}
+		for _, dev := range []*askusertest.Device{a, b} {
+			_, res := recv[ApprovalResolvedData](t, dev, EventApprovalResolved)
+			if res.Outcome != r.Outcome {
+				t.Fatalf("round %d: a device was told %v, the call got %v", round, res.Outcome, r.Outcome)
+			}
+			ctx, stop := context.WithTimeout(context.Background(), 5*time.Millisecond)
+			if ev, err := dev.Recv(ctx); err == nil {
+				t.Fatalf("round %d: a second event %s %s", round, ev.Type, ev.Data)
+			}
+			stop()
+		}
+		if recs := log.all(); len(recs) != 1 || recs[0].Outcome != r.Outcome {
+			t.Fatalf("round %d: audited %+v for a call that ended %v", round, recs, r.Outcome)
+		}
+		d.Close()
+	}
+}
