@@ -59,6 +59,9 @@ type Options struct {
 	// Logger receives the store's warnings (a watch restarted, a record that does not
 	// decode). Default: none.
 	Logger *slog.Logger
+	// GrantKeep is how long a grant of an "always allow" decision is kept after it was
+	// made. Default [DefaultGrantKeep].
+	GrantKeep time.Duration
 }
 
 // ErrUnavailable is wrapped by every error of a [Store] or [Transport] that comes from
@@ -108,6 +111,10 @@ type Store struct {
 	watchers map[*watcher]struct{}
 	relay    func(askuser.Event) // set once by the Transport
 	restarts int                 // how many snapshots the watch has taken, for tests
+
+	// grantMu guards grantBucket, the grants' bucket once opened (see grants.go).
+	grantMu     sync.Mutex
+	grantBucket jetstream.KeyValue
 }
 
 // mirrored is a pending question as the watch has seen it. expire ends it as timed out
@@ -148,6 +155,9 @@ func NewStore(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error)
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.GrantKeep <= 0 {
+		o.GrantKeep = DefaultGrantKeep
 	}
 	s.log = o.Logger
 	if s.log == nil {
