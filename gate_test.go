@@ -719,3 +719,60 @@ func TestApprovalEndsRace(t *testing.T) {
 		d.Close()
 	}
 }
+
+// TestRunTools: a turn of a question, an allowed call, an asked call and a denied one
+// ends in one output per call, in order, with the error flags, the asked call running
+// with the edited arguments, and the host tool's failure passed on.
+func TestRunTools(t *testing.T) {
+	d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Timeout: time.Hour})
+	defer d.Close()
+	s := IntSession(8)
+	dev := mt.Connect(s)
+	calls := []ToolCall{
+		{Session: s, ID: "t1", Name: ToolName, Arguments: json.RawMessage(oneQuestion)},
+		{Session: s, ID: "t2", Name: "list_files", Arguments: json.RawMessage(`{}`)},
+		{Session: s, ID: "t3", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"a"}`)},
+		{Session: s, ID: "t4", Name: "drop_database", Arguments: json.RawMessage(`{"name":"prod"}`)},
+		{Session: s, ID: "t5", Name: "list_files", Arguments: json.RawMessage(`{"fail":true}`)},
+	}
+	done := make(chan []ToolOutput, 1)
+	go func() {
+		done <- d.RunTools(context.Background(), calls, func(_ context.Context, c ToolCall) (string, error) {
+			if strings.Contains(string(c.Arguments), "fail") {
+				return "", errors.New("disk on fire")
+			}
+			return c.Name + " ran with " + string(c.Arguments), nil
+		})
+	}()
+	for handled := 0; handled < 2; {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ev, err := dev.Recv(ctx)
+		cancel()
+		require.NoError(t, err)
+		switch ev.Type {
+		case EventAsk:
+			require.NoError(t, dev.Send(context.Background(), answerEvent(s, "t1", "Vue")))
+			handled++
+		case EventApproval:
+			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "t3", Decision: DecisionEdit, Arguments: json.RawMessage(`{"name":"b"}`)})))
+			handled++
+		}
+	}
+	out := <-done
+	require.Len(t, out, 5)
+	for i, o := range out {
+		assert.Equal(t, calls[i].ID, o.Call.ID, "in the order of the calls")
+	}
+	assert.False(t, out[0].IsError)
+	assert.Contains(t, out[0].Content, `"selectedLabels":["Vue"]`)
+	assert.Equal(t, "list_files ran with {}", out[1].Content)
+	assert.False(t, out[1].IsError)
+	assert.Contains(t, out[2].Content, `"result": "delete_branch ran with {\"name\":\"b\"}"`)
+	assert.False(t, out[2].IsError)
+	assert.True(t, out[3].IsError)
+	assert.True(t, out[3].Refused())
+	assert.Contains(t, out[3].Content, "not allowed here")
+	assert.True(t, out[4].IsError)
+	assert.False(t, out[4].Refused())
+	assert.Equal(t, "disk on fire", out[4].Content)
+}
