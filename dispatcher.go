@@ -50,6 +50,12 @@ type Options struct {
 	// them on at once, and Approve asks the person about every call. New panics on a
 	// Policy with a mistake in it (a rule without a tool, a schema that does not compile).
 	Policy *Policy
+	// Notifier, when set, is told of each request that no device has shown its person
+	// for NotifyAfter since it was made (see [Notifier]).
+	Notifier Notifier
+	// NotifyAfter is how long a request waits unseen before it is given to the
+	// Notifier. Default [DefaultNotifyAfter].
+	NotifyAfter time.Duration
 	// OnAsk, when set, is called after a request is sent to the session's devices.
 	// It is called synchronously and must return quickly.
 	OnAsk func(Asked)
@@ -113,6 +119,8 @@ type Dispatcher struct {
 	// keys orders the events of one request (see keyLocks): an answer from a device
 	// that joined and was shown the request can come before its ask has gone out.
 	keys keyLocks
+
+	notices notices // the requests the Notifier may be told of
 }
 
 // New returns a dispatcher that reaches devices through t. opts may be nil; it is copied.
@@ -131,6 +139,11 @@ func New(t Transport, opts *Options) *Dispatcher {
 		panic("askuser: Options.DisconnectGrace is negative")
 	case d.opts.MaxCustomInput < 0:
 		panic("askuser: Options.MaxCustomInput is negative")
+	case d.opts.NotifyAfter < 0:
+		panic("askuser: Options.NotifyAfter is negative")
+	}
+	if d.opts.NotifyAfter == 0 {
+		d.opts.NotifyAfter = DefaultNotifyAfter
 	}
 	if d.opts.Timeout == 0 {
 		d.opts.Timeout = DefaultTimeout
@@ -152,7 +165,7 @@ func New(t Transport, opts *Options) *Dispatcher {
 		d.store = d.own
 	}
 	d.grants, _ = d.store.(GrantStore)
-	d.stop = d.store.Watch(d.watched)
+	d.stop = d.store.Watch(d.ended)
 	d.keys.cancel = func(c cancelReq) {
 		if !d.calls.waiting(key{c.rec.Session, c.rec.RequestID()}, c.rec.Rev) {
 			d.end(context.Background(), c.rec, c.cause)
@@ -536,6 +549,7 @@ func (d *Dispatcher) Close() error {
 	d.closeFlight()
 	d.failing.Wait()
 	d.stop()
+	d.closeNotices()
 	if d.own != nil {
 		// New calls are refused; every question recorded ends here, and a caller whose
 		// question is being recorded now gets ErrClosed from the store. A question that

@@ -408,9 +408,6 @@ func (d *Dispatcher) auditRule(call ToolCall, asked time.Time, r ApprovalResult)
 	})
 }
 
-// watched takes an end the store's Watch saw, made by this dispatcher or another.
-func (d *Dispatcher) watched(rec Record) { d.calls.deliver(rec, nil) }
-
 // Grants returns the session's grants: the "always" decisions whose later calls run
 // without asking. Without a store that keeps grants it returns none.
 func (d *Dispatcher) Grants(ctx context.Context, session SessionID) ([]Grant, error) {

@@ -64,6 +64,9 @@ func (d *Dispatcher) request(ctx context.Context, rec Record, same func(Record) 
 		sendErr = d.send(ctx, rec)
 	}
 	d.keys.unlock(k, d.announce)
+	if created && err == nil && sendErr == nil {
+		d.arm(rec)
+	}
 	d.calls.settled() // Close waits for this: no ask goes out after it returns
 	switch {
 	case errors.Is(err, ErrClosed):
@@ -220,8 +223,15 @@ func (d *Dispatcher) end(ctx context.Context, rec Record, err error) (bool, erro
 	if rec.Approval != nil {
 		d.audit(rec)
 	}
+	d.disarm(k, rec.Rev)
 	d.calls.deliver(rec, err)
 	return true, nil
+}
+
+// ended takes an end the store's Watch saw, made by this dispatcher or another.
+func (d *Dispatcher) ended(rec Record) {
+	d.disarm(key{rec.Session, rec.RequestID()}, rec.Rev)
+	d.calls.deliver(rec, nil)
 }
 
 // announce sends the resolution of an ended request to every device of the session.
