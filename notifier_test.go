@@ -126,4 +126,6 @@ func TestNotifierFailureLosesNothing(t *testing.T) {
 
 type failingNotifier struct{}
 
-func (failingNotifier) Notify(context.Context, Notice) error { return errors.New("the webhook is down") }
+func (failingNotifier) Notify(context.Context, Notice) error {
+	return errors.New("the webhook is down")
+}
