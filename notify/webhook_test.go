@@ -22,7 +22,6 @@ type receiver struct {
 	statuses []int
 	bodies   [][]byte
 	bad      int
-	hang     bool
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -116,7 +115,9 @@ func TestWebhookGivesUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- w.Notify(ctx, askuser.Notice{Kind: askuser.KindQuestion, Session: askuser.IntSession(1), RequestID: "q", ExpiresAt: time.Now().Add(time.Minute)}) }()
+	go func() {
+		done <- w.Notify(ctx, askuser.Notice{Kind: askuser.KindQuestion, Session: askuser.IntSession(1), RequestID: "q", ExpiresAt: time.Now().Add(time.Minute)})
+	}()
 	select {
 	case err := <-done:
 		if err == nil {
