@@ -482,6 +482,20 @@ func (d *Dispatcher) PendingApprovals(session SessionID) []ApprovalData {
 	return out
 }
 
+// Lookup returns the request recorded under session and id, pending or ended: ended
+// and kept by a shared store, or, with the dispatcher's own store, ended lately (until it
+// would have expired). An error matching [ErrNotPending] says there is none. It is how
+// the page of an answer link says how its request ended.
+func (d *Dispatcher) Lookup(ctx context.Context, session SessionID, id string) (Record, error) {
+	if d.own != nil {
+		if rec, ok := d.own.lookup(session, id); ok {
+			return rec, nil
+		}
+		return Record{}, ErrNotPending
+	}
+	return d.store.Get(ctx, session, id)
+}
+
 // Disconnected tells the dispatcher that the session's last device has gone. With
 // [Options.FailOnDisconnect] it ends the session's questions as [Disconnected] once the
 // grace period has passed with no device back; otherwise it does nothing.

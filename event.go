@@ -191,6 +191,10 @@ type Event struct {
 	// device as (a user id), recorded as who decided an approval. The transport sets it,
 	// as it sets SessionID; it is never read from, nor written to, the wire.
 	User string `json:"-"`
+	// Via says how an inbound event came, set by the transport: "" from a device's own
+	// connection, "link" from an answer or action link (see package notify). It is
+	// recorded with a decision, and never read from, nor written to, the wire.
+	Via string `json:"-"`
 }
 
 // NewEvent returns an event of the given type whose data is v encoded as JSON. The data

@@ -117,6 +117,9 @@ type Audit struct {
 	// By is who decided: the principal the transport authenticated the device as; ""
 	// when no person decided, or the transport names none.
 	By string
+	// Via is how the person's decision came: "" from a device, "link" from an answer or
+	// action link.
+	Via string
 }
 
 // Approve decides one tool call of the host's by [Options.Policy]: a Deny rule refuses
@@ -351,7 +354,7 @@ func (d *Dispatcher) handleDecision(ctx context.Context, ev Event) error {
 	if err != nil {
 		return err
 	}
-	dec.By, dec.At = ev.User, time.Now()
+	dec.By, dec.Via, dec.At = ev.User, ev.Via, time.Now()
 	switch dec.Decision {
 	case DecisionApprove:
 		rec.Outcome = Approved
@@ -389,7 +392,7 @@ func (d *Dispatcher) audit(rec Record) {
 	d.opts.OnAudit(Audit{
 		Session: rec.Session, RequestID: a.RequestID, Tool: a.Tool, Arguments: a.Arguments, Description: a.Description,
 		Outcome: rec.Outcome, Decision: dec.Decision, Reason: dec.Reason, Edited: dec.Arguments, Grant: dec.Grant,
-		AskedAt: rec.AskedAt, DecidedAt: dec.At, By: dec.By,
+		AskedAt: rec.AskedAt, DecidedAt: dec.At, By: dec.By, Via: dec.Via,
 	})
 }
 

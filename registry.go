@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 )
 
 // The registry of the design card: what is pending, keyed by session and request id, and
@@ -28,7 +29,22 @@ type registry struct {
 	pending  map[key]*entry
 	sessions map[SessionID]entryList // by value: a session's first question allocates nothing more
 	grants   map[SessionID][]Grant   // oldest first
+	// recent holds the requests ended lately, until they would have expired, for
+	// Lookup (a link's page says how its request ended): at most maxRecent, the oldest
+	// dropped first. recentOrder is their keys in the order they ended.
+	recent      map[key]Record
+	recentOrder []recentKey
 }
+
+// recentKey names one ended request in the order they ended; a key asked again is in it
+// once per request.
+type recentKey struct {
+	k   key
+	rev uint64
+}
+
+// maxRecent bounds the ended requests the registry keeps for Lookup.
+const maxRecent = 4096
 
 // key is a struct, not a joined string: session ids may contain any character.
 type key struct {
@@ -113,7 +129,43 @@ func (s *registry) End(_ context.Context, rec Record) (bool, error) {
 	} else {
 		s.sessions[k.session] = l
 	}
+	s.keepRecent(k, rec)
 	return true, nil
+}
+
+// keepRecent keeps rec, just ended, for Lookup, and forgets the ended requests whose
+// time is up or that are one too many. s.mu is held.
+func (s *registry) keepRecent(k key, rec Record) {
+	if s.recent == nil {
+		s.recent = make(map[key]Record)
+	}
+	now := time.Now()
+	drop := 0
+	for ; drop < len(s.recentOrder); drop++ {
+		old := s.recentOrder[drop]
+		r, ok := s.recent[old.k]
+		if ok && r.Rev != old.rev {
+			continue // asked again since: this one is gone already
+		}
+		if len(s.recentOrder)-drop < maxRecent && r.ExpiresAt().After(now) {
+			break
+		}
+		delete(s.recent, old.k)
+	}
+	s.recentOrder = append(s.recentOrder[drop:], recentKey{k, rec.Rev})
+	s.recent[k] = rec
+}
+
+// lookup returns the request of session and id, pending or ended lately.
+func (s *registry) lookup(session SessionID, id string) (Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{session, id}
+	if m, ok := s.pending[k]; ok {
+		return m.rec, true
+	}
+	rec, ok := s.recent[k]
+	return rec, ok && rec.ExpiresAt().After(time.Now())
 }
 
 func (s *registry) Pending(_ context.Context, session SessionID) ([]Record, error) {

@@ -39,6 +39,7 @@ type storedDecision struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Grant     *storedGrant    `json:"grant,omitempty"`
 	By        string          `json:"by,omitempty"`
+	Via       string          `json:"via,omitempty"`
 	At        time.Time       `json:"at"`
 }
 
@@ -73,7 +74,7 @@ func encodeRecord(rec askuser.Record, nonce string) ([]byte, error) {
 		s.Approval = &storedApproval{ApprovalData: *a, Scope: a.Scope}
 	}
 	if d := rec.Decision; d != nil {
-		s.Decision = &storedDecision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: storeGrant(d.Grant), By: d.By, At: d.At}
+		s.Decision = &storedDecision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: storeGrant(d.Grant), By: d.By, Via: d.Via, At: d.At}
 	}
 	if rec.Outcome != 0 {
 		s.Rev = rec.Rev
@@ -102,7 +103,7 @@ func decodeRecord(b []byte, rev uint64) (askuser.Record, string, error) {
 		rec.Approval.Scope = a.Scope
 	}
 	if d := s.Decision; d != nil {
-		rec.Decision = &askuser.Decision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: d.Grant.grant(), By: d.By, At: d.At}
+		rec.Decision = &askuser.Decision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: d.Grant.grant(), By: d.By, Via: d.Via, At: d.At}
 	}
 	if s.Outcome != "" {
 		rec.Rev = s.Rev
