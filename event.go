@@ -27,6 +27,11 @@ const (
 	// EventError is sent to the one device whose inbound event was refused. Its data is an
 	// [ErrorData].
 	EventError = "ask_user_questions_error"
+	// EventVisibility is sent by a device when its page becomes hidden or visible again,
+	// with the data {"visible": true|false}, so that its transport knows whether anyone
+	// is looking (see [Attention]). A device that never sends it counts as visible while
+	// connected. Transports take it; the dispatcher does not.
+	EventVisibility = "device_visibility"
 )
 
 // AskData is the data of an [EventAsk]: one pending question set.

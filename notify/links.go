@@ -194,3 +194,27 @@ func TokenOf(link string) string {
 	}
 	return u.Path[strings.LastIndexByte(u.Path, '/')+1:]
 }
+
+// FormToken returns the value a link's confirmation form carries, so that its POST is
+// known to come from that form (a page of another site cannot read it): a MAC of the
+// token under the first secret.
+func (l *Links) FormToken(token string) string {
+	if len(l.Secrets) == 0 {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString(mac(l.Secrets[0], []byte("form:"+token)))
+}
+
+// CheckFormToken reports whether value is the form token of token, under any secret.
+func (l *Links) CheckFormToken(token, value string) bool {
+	got, err := base64.RawURLEncoding.Strict().DecodeString(value)
+	if err != nil {
+		return false
+	}
+	for _, secret := range l.Secrets {
+		if len(secret) >= minSecret && hmac.Equal(got, mac(secret, []byte("form:"+token))) {
+			return true
+		}
+	}
+	return false
+}

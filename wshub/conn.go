@@ -3,6 +3,7 @@ package wshub
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -24,6 +25,9 @@ type Conn struct {
 	raw      net.Conn // nil only if the hijack went unseen; see hijackRecorder
 	sessions []askuser.SessionID
 	user     string // the principal, from Options.Authenticate; set before the first read
+	// only, for a link's connection, is the one request it is for; via is "link" then.
+	// Both are set before the connection joins.
+	only, via string
 
 	// What waits to be written, oldest first: replay, the questions pending when the
 	// connection joined, each encoded only when its turn comes; then queue[head:], the
@@ -41,6 +45,9 @@ type Conn struct {
 	// replay or the queue) and not yet their resolution, so that it is never given one
 	// twice. Guarded by hub.mu.
 	asked map[askKey]struct{}
+	// hidden says the device's page is hidden ([askuser.EventVisibility]). Guarded by
+	// hub.mu.
+	hidden bool
 
 	// limit is the inbound rate limit, charged for messages, pings and costly refusals.
 	limit bucket
@@ -474,6 +481,17 @@ func (c *Conn) handle(msg []byte) bool {
 		c.refuse(c.defaultSession(), "", err)
 		return false
 	}
+	if ev.Type == askuser.EventVisibility { // the connection's, whatever its sessions
+		var v struct {
+			Visible *bool `json:"visible"`
+		}
+		if json.Unmarshal(ev.Data, &v) != nil || v.Visible == nil {
+			c.refuse(c.defaultSession(), "", fmt.Errorf(`%w: %s data: want {"visible": true|false}`, askuser.ErrMalformedEvent, askuser.EventVisibility))
+			return false
+		}
+		c.hub.setVisible(c, *v.Visible)
+		return true
+	}
 	// The request id only labels a refusal, and finding it decodes the data again: it is
 	// looked up only for one.
 	session, err := c.authorize(ev.SessionID)
@@ -485,8 +503,12 @@ func (c *Conn) handle(msg []byte) bool {
 		c.refuse(s, ev.RequestID(), err)
 		return false
 	}
-	ev.SessionID, ev.User = session, c.user
+	ev.SessionID, ev.User, ev.Via = session, c.user, c.via
 	h := c.hub
+	if c.only != "" && !c.mayAct(ev) {
+		c.refuse(session, ev.RequestID(), fmt.Errorf("%w: this link is for request %q alone", askuser.ErrForbidden, truncate(c.only)))
+		return false
+	}
 	if ev.Type != askuser.EventResult && ev.Type != askuser.EventApprovalResult && h.opts.OnEvent != nil {
 		err = h.opts.OnEvent(c.ctx, c, ev)
 	} else {
@@ -502,6 +524,12 @@ func (c *Conn) handle(msg []byte) bool {
 		return false
 	}
 	return true
+}
+
+// mayAct reports whether a link's connection may send ev: an answer or a decision of its
+// one request.
+func (c *Conn) mayAct(ev askuser.Event) bool {
+	return (ev.Type == askuser.EventResult || ev.Type == askuser.EventApprovalResult) && ev.RequestID() == c.only
 }
 
 func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
