@@ -376,19 +376,8 @@ func TestHostileTextIsCleaned(t *testing.T) {
 func TestOnEndAndStopping(t *testing.T) {
 	s := newServer(t, &askuser.Options{Timeout: time.Hour})
 	session := newSession()
-	ended := make(chan string, 8)
-	tm := newTerm(t, s, session, &tui.Options{OnEnd: func(id string) { ended <- id }})
-	next := func(want string) {
-		t.Helper()
-		select {
-		case got := <-ended:
-			if got != want {
-				t.Fatalf("OnEnd(%q), want OnEnd(%q)", got, want)
-			}
-		case <-time.After(waitTimeout):
-			t.Fatalf("OnEnd(%q) was never called", want)
-		}
-	}
+	ended := newEndings()
+	tm := newTerm(t, s, session, ended.options())
 
 	first := s.ask(session, "call_answered", singleArgs)
 	tm.waitScreen("enter submit")
@@ -409,7 +398,7 @@ func TestOnEndAndStopping(t *testing.T) {
 	tm.waitScreen("enter submit")
 	tm.press(keyEnter)
 	answers(t, s.result(ch))
-	next("call_here")
+	ended.next(t, "call_here")
 	tm.waitHistory("Answered.")
 
 	stopped := s.ask(session, "call_stopped", singleArgs)
