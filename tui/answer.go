@@ -217,6 +217,8 @@ func unansweredNote(outcome, noun string) string {
 
 func (s *set) requestID() string { return s.ask.RequestID }
 
+func (s *set) title() string { return clean(s.ask.Questions[0].Question, false) }
+
 func (s *set) resolvedType() string { return askuser.EventResolved }
 
 func (s *set) noun() string { return "question" }

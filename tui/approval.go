@@ -64,6 +64,8 @@ func newApproval(session askuser.SessionID, data askuser.ApprovalData) *approval
 	return a
 }
 
+func (a *approval) title() string { return clean(a.data.Tool, false) }
+
 func (a *approval) offers(decision string) bool { return slices.Contains(a.data.Decisions, decision) }
 
 // Past the presets, the two other answers to "why deny?".

@@ -353,9 +353,7 @@ func TestApprovalHostileTextIsCleaned(t *testing.T) {
 				t.Fatalf("outcome %v, want denied", r.Outcome)
 			}
 			tm.waitHistory("Denied.")
-			tm.mu.Lock()
-			raw := tm.raw.String()
-			tm.mu.Unlock()
+			raw := withoutOwnTitles(tm.rawOutput())
 			for _, bad := range []string{"\x1b]0;", "\x1b]52;", "\x1b[2J", "\x1b[5m", "\u009b", "\u202e", "\u200b"} {
 				if strings.Contains(raw, bad) {
 					t.Errorf("the terminal was sent %q", bad)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -322,6 +323,21 @@ func (tm *term) screen() string {
 }
 
 // history returns every line the terminal has shown: the scrollback, then the screen.
+// ownTitle is the title the device sets when a request arrives, whose text is cleaned:
+// no escape and no bell in it.
+var ownTitle = regexp.MustCompile("\x1b\\]0;Waiting for you: [^\x07\x1b]*\x07")
+
+// withoutOwnTitles is raw without the titles the device set itself, so that what is
+// left shows whether model text reached the terminal as escape sequences.
+func withoutOwnTitles(raw string) string { return ownTitle.ReplaceAllString(raw, "") }
+
+// rawOutput is everything the program wrote, escape sequences and all.
+func (tm *term) rawOutput() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.raw.String()
+}
+
 func (tm *term) history() string {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()

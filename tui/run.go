@@ -44,6 +44,9 @@ type Options struct {
 	// that prints its own lines on the same terminal waits for it, so that they follow
 	// the note. It is called from Run's goroutine and must return quickly.
 	OnEnd func(requestID string)
+	// Quiet keeps the terminal from ringing its bell and setting its title when a
+	// request arrives.
+	Quiet bool
 }
 
 // Run makes this terminal a device of a session: it shows each question set and each
@@ -80,6 +83,9 @@ func Run(ctx context.Context, conn Conn, opts *Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d := &device{conn: conn, events: make(chan askuser.Event), failed: make(chan error, 1), onEnd: o.OnEnd}
+	if !o.Quiet {
+		d.alerts, d.bellOnly = o.Output, o.Accessible
+	}
 	received := make(chan struct{})
 	go func() {
 		defer close(received)
@@ -111,12 +117,21 @@ type device struct {
 	// came; queue[0] is shown.
 	queue []request
 	onEnd func(requestID string) // Options.OnEnd, or nil
+	// alerts is where the bell and the title go (Options.Output), nil when Quiet;
+	// titled says the title was set and not yet restored.
+	alerts io.Writer
+	titled bool
+	// bellOnly, in the accessible mode, rings without setting the title: that mode
+	// writes no escape sequence.
+	bellOnly bool
 }
 
 // request is one pending request of the queue: a question set (*set) or an approval
 // (*approval). Only the device loop and the one view showing it use it.
 type request interface {
 	requestID() string
+	// title says what it is about, in a line: the first question, or the tool's name.
+	title() string
 	// resolvedType is the type of the event that says it ended.
 	resolvedType() string
 	// replyEvent is the event that sends what the person did in a view.
@@ -275,6 +290,36 @@ func (d *device) take(ev askuser.Event, cur request) (mine bool) {
 func (d *device) enqueue(r request) {
 	if d.find(r.requestID()) < 0 {
 		d.queue = append(d.queue, r)
+		d.alert(r)
+	}
+}
+
+// alert rings the terminal's bell and sets its title, "Waiting for you: …", when r
+// arrives, so that a person in another window or tab learns of it. The title the
+// terminal had is saved first (XTWINOPS 22) and given back (23) once nothing waits. The
+// accessible mode only rings.
+func (d *device) alert(r request) {
+	if d.alerts == nil {
+		return
+	}
+	if d.bellOnly {
+		_, _ = io.WriteString(d.alerts, "\a")
+		return
+	}
+	var b strings.Builder
+	if !d.titled {
+		b.WriteString("\x1b[22;0t")
+		d.titled = true
+	}
+	b.WriteString("\x1b]0;Waiting for you: " + truncateText(r.title(), 60) + "\x07\a")
+	_, _ = io.WriteString(d.alerts, b.String())
+}
+
+// untitle gives the terminal its title back once nothing waits.
+func (d *device) untitle() {
+	if d.alerts != nil && d.titled && len(d.queue) == 0 {
+		_, _ = io.WriteString(d.alerts, "\x1b[23;0t")
+		d.titled = false
 	}
 }
 
@@ -312,6 +357,7 @@ func (d *device) waitingBehind(r request) waiting {
 
 // ended tells the host, through Options.OnEnd, that the terminal is done with a request.
 func (d *device) ended(requestID string) {
+	d.untitle()
 	if d.onEnd != nil {
 		d.onEnd(requestID)
 	}
@@ -431,3 +477,12 @@ wait:
 // that went away): nothing more can be answered on this terminal. In the accessible
 // mode the question set shown is declined first.
 var ErrInputEnded = errors.New("tui: input ended")
+
+// truncateText cuts s to at most n characters, with "…" when it was longer.
+func truncateText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
