@@ -109,6 +109,9 @@ func (d *Dispatcher) fire(k key, x *notice, rec Record) {
 	x.cancel = cancel
 	n.wg.Add(1)
 	n.mu.Unlock()
+	if d.obs != nil {
+		d.obs.Observe(ctx, Observation{What: ObservedNotice, Session: rec.Session, RequestID: rec.RequestID(), Kind: rec.Kind(), Carrier: rec.Carrier})
+	}
 	go func() {
 		defer n.wg.Done()
 		defer cancel()

@@ -337,11 +337,11 @@ func TestCancelFromAnyReplica(t *testing.T) {
 func TestTimeoutEndsOnce(t *testing.T) {
 	checkLeaks(t)
 	var ends atomic.Int32
-	dopts := &askuser.Options{Timeout: 300 * time.Millisecond, OnEnd: func(e askuser.Ended) {
+	dopts := &askuser.Options{Timeout: 300 * time.Millisecond, Observer: askuser.Hooks{OnEnd: func(e askuser.Ended) {
 		if e.Outcome == askuser.TimedOut {
 			ends.Add(1)
 		}
-	}}
+	}}}
 	rs := threeReplicas(t, nil, dopts)
 	s := askuser.StringSession("slow")
 	dev := rs[2].devices.Connect(s)

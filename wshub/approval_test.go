@@ -20,7 +20,7 @@ func TestApprovalsOverTheHub(t *testing.T) {
 	e := newEnv(t, &wshub.Options{Authenticate: func(r *http.Request) (wshub.Access, error) {
 		sessions, err := authorizeQuery(r)
 		return wshub.Access{User: "user-" + r.URL.Query().Get("user"), Sessions: sessions}, err
-	}}, &askuser.Options{OnAudit: func(a askuser.Audit) { audits <- a }})
+	}}, &askuser.Options{Observer: askuser.Hooks{OnAudit: func(a askuser.Audit) { audits <- a }}})
 	s := askuser.StringSession("ops")
 	q := e.ask(s, "q1")
 	approved := make(chan askuser.ApprovalResult, 1)

@@ -31,7 +31,7 @@ type linkEnv struct {
 func newLinkEnv(t *testing.T) *linkEnv {
 	t.Helper()
 	le := &linkEnv{links: &notify.Links{Secrets: [][]byte{linkSecret}}, audit: make(chan askuser.Audit, 8)}
-	le.env = newEnv(t, &wshub.Options{Links: le.links}, &askuser.Options{OnAudit: func(a askuser.Audit) { le.audit <- a }})
+	le.env = newEnv(t, &wshub.Options{Links: le.links}, &askuser.Options{Observer: askuser.Hooks{OnAudit: func(a askuser.Audit) { le.audit <- a }}})
 	mux := http.NewServeMux()
 	mux.Handle("/ws", le.hub)
 	mux.Handle("/links/", http.StripPrefix("/links", le.hub.LinkHandler()))
