@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -533,8 +534,22 @@ func (c *Conn) mayAct(ev askuser.Event) bool {
 }
 
 func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
-	if b, mErr := askuser.ErrorEvent(session, requestID, err).Encode(); mErr == nil {
+	ev := askuser.ErrorEvent(session, requestID, err)
+	if b, mErr := ev.Encode(); mErr == nil {
 		c.enqueue(b)
+	}
+	h := c.hub
+	if h.opts.Observer == nil && h.opts.Logger == nil {
+		return
+	}
+	var data askuser.ErrorData
+	_ = json.Unmarshal(ev.Data, &data)
+	if h.opts.Observer != nil {
+		h.opts.Observer.Observe(c.ctx, askuser.Observation{What: askuser.ObservedRefusal, Session: session, RequestID: data.RequestID, Code: data.Code, Err: err})
+	}
+	if h.opts.Logger != nil {
+		h.opts.Logger.LogAttrs(c.ctx, slog.LevelWarn, "wshub: device event refused", slog.String("askuser.refusal.code", data.Code),
+			slog.String("askuser.session", session.String()), slog.String("askuser.request.id", data.RequestID), slog.String("error", err.Error()))
 	}
 }
 

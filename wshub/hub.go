@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -113,6 +114,16 @@ type Options struct {
 	// [Hub.LinkHandler] and the connections they open. Use the same Links as the
 	// notifier that makes them (package notify).
 	Links *notify.Links
+
+	// Observer, when set, is told of each connection that joins and leaves
+	// (ObservedConnect, ObservedDisconnect) and of each event the hub refuses to a
+	// device, with its code (ObservedRefusal): the hub's part of what an
+	// askuser.Observer sees. Give it the dispatcher's.
+	Observer askuser.Observer
+
+	// Logger, when set, logs connections at debug level and refused device events at
+	// warn level, with the code (askuser.refusal.code).
+	Logger *slog.Logger
 
 	// OnDisconnect, when set, is called once a connection has gone and left its sessions,
 	// with the reason it ended, for logging: the peer's close (see
@@ -360,7 +371,22 @@ func (h *Hub) join(c *Conn) bool {
 		c.qmu.Unlock()
 		c.signal()
 	}
+	h.observeConn(c, askuser.ObservedConnect)
 	return true
+}
+
+// observeConn tells the observer and the logger that c joined or left.
+func (h *Hub) observeConn(c *Conn, what askuser.What) {
+	if h.opts.Observer != nil {
+		h.opts.Observer.Observe(c.ctx, askuser.Observation{What: what})
+	}
+	if h.opts.Logger != nil {
+		msg := "wshub: device connected"
+		if what == askuser.ObservedDisconnect {
+			msg = "wshub: device disconnected"
+		}
+		h.opts.Logger.LogAttrs(c.ctx, slog.LevelDebug, msg, slog.Int("askuser.sessions", len(c.sessions)), slog.String("askuser.via", c.via))
+	}
 }
 
 // leave removes c from its sessions and tells the Inbound, outside the lock, of each
@@ -384,6 +410,7 @@ func (h *Hub) leave(c *Conn) {
 	}
 	in := h.in
 	h.mu.Unlock()
+	h.observeConn(c, askuser.ObservedDisconnect)
 	for _, s := range gone {
 		in.Disconnected(s)
 	}
