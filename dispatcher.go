@@ -204,14 +204,14 @@ func (r Result) IsError() bool { return r.Outcome != Answered }
 // question asks something else, the call ends at once as [Invalid], saying the id is
 // taken, and the question is left as it is.
 func (d *Dispatcher) Dispatch(ctx context.Context, call ToolCall) Result {
-	ctx, done := d.begin(ctx, CallInfo{Kind: KindQuestion, Session: call.Session, ID: call.ID, Tool: ToolName})
+	ctx, done := d.begin(ctx, CallInfo{Kind: KindQuestion, Session: call.Session, ID: call.ID, Tool: ToolName, Arguments: call.Arguments})
 	var res Result
 	if req, err := ParseArguments(call.Arguments); err != nil {
 		res = d.refuse(call.Session, call.ID, err)
 	} else {
 		res = d.ask(ctx, call.Session, call.ID, req)
 	}
-	done(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err})
+	done(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
 	return res
 }
 
@@ -226,7 +226,7 @@ func (d *Dispatcher) Ask(ctx context.Context, session SessionID, id string, req 
 	} else {
 		res = d.ask(ctx, session, id, own)
 	}
-	done(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err})
+	done(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
 	return res
 }
 

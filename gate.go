@@ -138,7 +138,7 @@ type Audit struct {
 // meanwhile, and is never asked twice; a call whose id names a request that asks
 // something else is refused as [Invalid]. Approve never panics on bad input.
 func (d *Dispatcher) Approve(ctx context.Context, call ToolCall) ApprovalResult {
-	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name})
+	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
 	r := d.approve(ctx, call)
 	done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: r.IsError(), Err: r.Err})
 	return r
@@ -330,18 +330,19 @@ func (d *Dispatcher) approvalResult(ctx context.Context, rec Record, err error, 
 // gated runs call through the gate and, when it may run, through next: one call for
 // the observer, the tool's run within it.
 func (d *Dispatcher) gated(ctx context.Context, call ToolCall, next ToolFunc) (string, error) {
-	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name})
+	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
 	r := d.approve(ctx, call)
 	if !r.Allowed() {
 		content := r.Content("")
-		done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: true, Err: r.Err})
+		done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: true, Err: r.Err, Content: content})
 		return content, &ResultError{Result: Result{Content: content, Outcome: r.Outcome, RequestID: r.RequestID, Problems: r.Problems, Err: r.Err}}
 	}
 	run := call
 	run.Arguments = r.Arguments
 	out, err := next(ctx, run)
-	done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: err != nil, Err: err})
-	return r.Content(out), err
+	content := r.Content(out)
+	done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: err != nil, Err: err, Content: content})
+	return content, err
 }
 
 // handleDecision takes a device's decision on an approval.

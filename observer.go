@@ -2,6 +2,7 @@ package askuser
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 )
@@ -39,6 +40,10 @@ type CallInfo struct {
 	ID string
 	// Tool is the tool's name: ask_user_questions, or the host's tool.
 	Tool string
+	// Arguments are the call's arguments as the model wrote them (nil for [Dispatcher.Ask],
+	// whose request is Go's). They are the person's business: an observer records them
+	// only when its host says so.
+	Arguments json.RawMessage
 }
 
 // CallEnd describes how a call ended, for the function [Observer.Begin] returns.
@@ -50,6 +55,8 @@ type CallEnd struct {
 	IsError bool
 	// Err is the call's error: the outcome's, or the host tool's own.
 	Err error
+	// Content is the tool result the model reads; like Arguments, the person's business.
+	Content string
 }
 
 // What is what an [Observation] is of.

@@ -84,13 +84,15 @@ func TestObserver(t *testing.T) {
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
 	assert.Equal(t, []CallInfo{
-		{Kind: KindQuestion, Session: s, ID: "q1", Tool: ToolName},
-		{Kind: KindApproval, Session: s, ID: "t1", Tool: "list_files"},
-		{Kind: KindApproval, Session: s, ID: "t2", Tool: "drop_database"},
+		{Kind: KindQuestion, Session: s, ID: "q1", Tool: ToolName, Arguments: json.RawMessage(oneQuestion)},
+		{Kind: KindApproval, Session: s, ID: "t1", Tool: "list_files", Arguments: json.RawMessage(`{}`)},
+		{Kind: KindApproval, Session: s, ID: "t2", Tool: "drop_database", Arguments: json.RawMessage(`{}`)},
 	}, obs.calls)
 	require.Len(t, obs.ends, 3)
-	assert.Equal(t, CallEnd{RequestID: "q1", Outcome: Answered}, obs.ends[0])
-	assert.Equal(t, CallEnd{Outcome: Approved}, obs.ends[1])
+	assert.Equal(t, "q1", obs.ends[0].RequestID)
+	assert.Equal(t, Answered, obs.ends[0].Outcome)
+	assert.Contains(t, obs.ends[0].Content, `"selectedLabels":["Vue"]`)
+	assert.Equal(t, CallEnd{Outcome: Approved, Content: "ran"}, obs.ends[1])
 	assert.Equal(t, Denied, obs.ends[2].Outcome)
 	assert.True(t, obs.ends[2].IsError)
 	var whats []What
