@@ -69,11 +69,8 @@ type notice struct {
 	cancel context.CancelFunc // set once the notifier runs
 }
 
-// arm starts the wait of rec's request, just sent, when the dispatcher has a Notifier.
+// arm starts the wait of rec's request, just sent; the dispatcher has a Notifier.
 func (d *Dispatcher) arm(rec Record) {
-	if d.opts.Notifier == nil {
-		return
-	}
 	n := &d.notices
 	k := key{rec.Session, rec.RequestID()}
 	n.mu.Lock()

@@ -31,13 +31,15 @@ type registry struct {
 	grants   map[SessionID][]Grant   // oldest first
 	// recent holds the requests ended lately, until they would have expired, for
 	// Lookup (a link's page says how its request ended): at most maxRecent, the oldest
-	// dropped first. recentOrder is their keys in the order they ended.
-	recent      map[key]Record
-	recentOrder []recentKey
+	// dropped first. Each keeps the entry it had while pending. ring holds their keys in
+	// the order they ended, oldest at head once it is full.
+	recent map[key]*entry
+	ring   []recentKey
+	head   int
 }
 
-// recentKey names one ended request in the order they ended; a key asked again is in it
-// once per request.
+// recentKey names one ended request in the order they ended; a key asked again is in
+// the ring once per request.
 type recentKey struct {
 	k   key
 	rev uint64
@@ -129,31 +131,29 @@ func (s *registry) End(_ context.Context, rec Record) (bool, error) {
 	} else {
 		s.sessions[k.session] = l
 	}
-	s.keepRecent(k, rec)
+	s.keepRecent(k, m, rec)
 	return true, nil
 }
 
-// keepRecent keeps rec, just ended, for Lookup, and forgets the ended requests whose
-// time is up or that are one too many. s.mu is held.
-func (s *registry) keepRecent(k key, rec Record) {
+// keepRecent keeps m, whose request has just ended as rec, for Lookup, in place of the
+// oldest ended request once maxRecent are kept. s.mu is held. It allocates nothing once
+// the ring is full: the entry is the one the request had while pending.
+func (s *registry) keepRecent(k key, m *entry, rec Record) {
 	if s.recent == nil {
-		s.recent = make(map[key]Record)
+		s.recent = make(map[key]*entry)
 	}
-	now := time.Now()
-	drop := 0
-	for ; drop < len(s.recentOrder); drop++ {
-		old := s.recentOrder[drop]
-		r, ok := s.recent[old.k]
-		if ok && r.Rev != old.rev {
-			continue // asked again since: this one is gone already
+	m.rec = rec
+	if len(s.ring) < maxRecent {
+		s.ring = append(s.ring, recentKey{k, rec.Rev})
+	} else {
+		old := s.ring[s.head]
+		if e := s.recent[old.k]; e != nil && e.rec.Rev == old.rev {
+			delete(s.recent, old.k)
 		}
-		if len(s.recentOrder)-drop < maxRecent && r.ExpiresAt().After(now) {
-			break
-		}
-		delete(s.recent, old.k)
+		s.ring[s.head] = recentKey{k, rec.Rev}
+		s.head = (s.head + 1) % maxRecent
 	}
-	s.recentOrder = append(s.recentOrder[drop:], recentKey{k, rec.Rev})
-	s.recent[k] = rec
+	s.recent[k] = m
 }
 
 // lookup returns the request of session and id, pending or ended lately.
@@ -164,8 +164,11 @@ func (s *registry) lookup(session SessionID, id string) (Record, bool) {
 	if m, ok := s.pending[k]; ok {
 		return m.rec, true
 	}
-	rec, ok := s.recent[k]
-	return rec, ok && rec.ExpiresAt().After(time.Now())
+	m, ok := s.recent[k]
+	if !ok || !m.rec.ExpiresAt().After(time.Now()) {
+		return Record{}, false
+	}
+	return m.rec, true
 }
 
 func (s *registry) Pending(_ context.Context, session SessionID) ([]Record, error) {

@@ -496,8 +496,8 @@ func TestRegistryKeepsRecentEnds(t *testing.T) {
 		rec.Outcome = Cancelled
 		r.End(context.Background(), rec)
 	}
-	if n := len(r.recent); n > maxRecent {
-		t.Fatalf("%d ended requests kept, want at most %d", n, maxRecent)
+	if n := len(r.recent); n > maxRecent || len(r.ring) > maxRecent {
+		t.Fatalf("%d ended requests kept (ring %d), want at most %d", n, len(r.ring), maxRecent)
 	}
 	if _, ok := r.lookup(s, "n0"); ok {
 		t.Fatal("the oldest ended request is still kept")

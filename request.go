@@ -68,7 +68,7 @@ func (d *Dispatcher) request(ctx context.Context, rec Record, same func(Record) 
 		sendErr = d.send(ctx, rec)
 	}
 	d.keys.unlock(k, d.announce)
-	if created && err == nil && sendErr == nil {
+	if created && err == nil && sendErr == nil && d.opts.Notifier != nil {
 		d.arm(rec)
 	}
 	d.calls.settled() // Close waits for this: no ask goes out after it returns
