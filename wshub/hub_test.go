@@ -945,6 +945,7 @@ func TestPanelHandler(t *testing.T) {
 	for _, f := range []struct{ path, ctype string }{
 		{"/askuser/panel.js", "text/javascript; charset=utf-8"},
 		{"/askuser/panel.css", "text/css; charset=utf-8"},
+		{"/askuser/approvals.css", "text/css; charset=utf-8"},
 	} {
 		rec := get("GET", f.path)
 		if rec.Code != http.StatusOK || rec.Body.Len() == 0 {

@@ -1,6 +1,7 @@
 // Command web is the askuser demo: a chat page where a scripted agent asks its questions
-// through a real askuser.Dispatcher, a WebSocket hub (wshub) carries them to every open
-// tab of the session, and the browser panel (wshub/panel) shows them.
+// through a real askuser.Dispatcher, and calls host tools that its askuser.Policy gates
+// (delete_branch waits for the person's approval); a WebSocket hub (wshub) carries both
+// to every open tab of the session, and the browser panel (wshub/panel) shows them.
 //
 //	go run ./examples/web                 # then open http://127.0.0.1:8080/
 //	go run ./examples/web -addr 127.0.0.1:0 -timeout 1m
@@ -35,7 +36,7 @@ var page embed.FS
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
-	timeout := flag.Duration("timeout", askuser.DefaultTimeout, "how long each question waits for an answer")
+	timeout := flag.Duration("timeout", askuser.DefaultTimeout, "how long each question or approval waits for the person")
 	csp := flag.Bool("csp", true, "serve the page with a strict Content-Security-Policy")
 	verbose := flag.Bool("v", false, "log connections")
 	flag.Parse()

@@ -1,6 +1,8 @@
 // Package demo is the server of the web demo (examples/web): a page with a transcript and
 // a message box, the question panel, the WebSocket hub, and per session a scripted agent
-// that asks its questions through a real [askuser.Dispatcher].
+// that asks its questions through a real [askuser.Dispatcher] and calls host tools gated
+// by its [askuser.Policy] (list_files runs, delete_branch waits for the person's
+// approval, drop_database never runs).
 //
 // It is internal: hosts copy what they need from it (see docs/WEB.md) rather than import it.
 package demo
@@ -31,10 +33,13 @@ const (
 	EventCancel = "cancel"
 	// EventAgentMessage is the agent's text: data {"text", "seq"}.
 	EventAgentMessage = "agent_message"
-	// EventToolCall is a tool call of the agent: data {"requestId", "name", "arguments", "seq"}.
+	// EventToolCall is a tool call of the agent, of ask_user_questions or of a host tool:
+	// data {"requestId", "name", "arguments", "seq"}.
 	EventToolCall = "tool_call"
 	// EventToolResult is its result: data {"requestId", "content", "outcome", "isError",
-	// "summary", "seq"}, where content is exactly what the model reads.
+	// "summary", "seq"}, where content is exactly what the model reads. A host tool's
+	// also has "rule", the rule that decided without asking, and "grant", what the grant
+	// that let it run without asking covers, when there was one.
 	EventToolResult = "tool_result"
 	// EventStatus is the agent's state: data {"state": "idle"|"running"|"waiting",
 	// "queued", "seq"}.
@@ -55,7 +60,7 @@ const maxSessionIDLength = 128
 type Options struct {
 	// Page holds the demo page: index.html at its root and the files it loads.
 	Page fs.FS
-	// Timeout is how long each question waits for the person. Default
+	// Timeout is how long each question or approval waits for the person. Default
 	// [askuser.DefaultTimeout].
 	Timeout time.Duration
 	// NoCSP turns off the Content-Security-Policy header the page is served with. The
@@ -129,7 +134,7 @@ func New(opts *Options) (*Server, error) {
 		OnConnect:    s.onConnect,
 		OnDisconnect: s.onDisconnect,
 	})
-	s.d = askuser.New(s.hub, &askuser.Options{Timeout: o.Timeout})
+	s.d = askuser.New(transport{s.hub, s.approvalSent}, &askuser.Options{Timeout: o.Timeout, Policy: toolPolicy()})
 	s.hub.Bind(s.d)
 
 	s.mux = http.NewServeMux()
@@ -242,7 +247,36 @@ func (s *Server) evictLocked() {
 	}
 	if found {
 		delete(s.agents, oldest)
+		// And what the person allowed always in it, which would outlive it otherwise.
+		grants, _ := s.d.Grants(context.Background(), oldest)
+		for _, g := range grants {
+			_, _ = s.d.RevokeGrant(context.Background(), oldest, g.ID)
+		}
 	}
+}
+
+// transport is the dispatcher's: the hub, which also tells, through sent, of every
+// approval it has sent to a session's devices.
+type transport struct {
+	*wshub.Hub
+	sent func(askuser.SessionID)
+}
+
+func (t transport) Send(ctx context.Context, ev askuser.Event) error {
+	err := t.Hub.Send(ctx, ev)
+	if err == nil && ev.Type == askuser.EventApproval {
+		t.sent(ev.SessionID)
+	}
+	return err
+}
+
+// approvalSent tells the session's devices that the agent waits for the person, when one
+// of its host tool calls waits for their approval; before a question, the agent says so
+// itself.
+func (s *Server) approvalSent(session askuser.SessionID) {
+	ag := s.agent(session)
+	_, queued := ag.status()
+	ag.publishStatus("waiting", queued)
 }
 
 // onConnect replays the session's history to the device that connected; the hub has

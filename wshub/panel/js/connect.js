@@ -16,7 +16,8 @@ function wsURL(url) {
 
 /**
  * connect opens a WebSocket to options.url (relative URLs are resolved against the page,
- * http becomes ws) and renders the session's questions into options.container.
+ * http becomes ws) and renders the session's questions, and its approvals below them,
+ * into options.container.
  *
  * Options: url, container (both required); lang ("en", "zh"); strings (overrides of the
  * panel's texts); maxCustomInput; autoFocus; drafts; shortcuts; minDelay and maxDelay, in
@@ -29,6 +30,7 @@ function wsURL(url) {
  *                   function that removes fn.
  *   connected()     whether the socket is open.
  *   requestIds()    the requestIds of the panels shown, oldest first.
+ *   approvalIds()   the requestIds of the approvals shown, oldest first.
  *   setAnswers(id, answers)  what a question set's answers were, for its note.
  *   reconnect()     reconnects now instead of waiting for the backoff.
  *   close()         closes the socket for good and removes the panels.
@@ -202,6 +204,7 @@ function connect(options) {
     },
     connected: function () { return isOpen; },
     requestIds: panel.requestIds,
+    approvalIds: panel.approvalIds,
     setAnswers: panel.setAnswers,
     lang: panel.lang,
     reconnect: reconnect,
