@@ -535,9 +535,11 @@ func (c *Conn) mayAct(ev askuser.Event) bool {
 
 func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
 	ev := askuser.ErrorEvent(session, requestID, err)
-	if b, mErr := ev.Encode(); mErr == nil {
-		c.enqueue(b)
-	}
+	defer func() { // after it is observed: a device that has its refusal finds it counted
+		if b, mErr := ev.Encode(); mErr == nil {
+			c.enqueue(b)
+		}
+	}()
 	h := c.hub
 	if h.opts.Observer == nil && h.opts.Logger == nil {
 		return

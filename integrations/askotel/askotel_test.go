@@ -102,7 +102,7 @@ func (tel *telemetry) span(t *testing.T, name, id string) sdktrace.ReadOnlySpan 
 func attr(s sdktrace.ReadOnlySpan, k attribute.Key) (string, bool) {
 	for _, kv := range s.Attributes() {
 		if kv.Key == k {
-			return kv.Value.Emit(), true
+			return kv.Value.String(), true
 		}
 	}
 	return "", false
