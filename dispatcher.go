@@ -51,8 +51,8 @@ type Options struct {
 	// them on at once, and Approve asks the person about every call. New panics on a
 	// Policy with a mistake in it (a rule without a tool, a schema that does not compile).
 	Policy *Policy
-	// Notifier, when set, is told of each request that no device has shown its person
-	// for NotifyAfter since it was made (see [Notifier]).
+	// Notifier, when set, is told of each request that has gone NotifyAfter with no
+	// device showing it (see [Notifier]).
 	Notifier Notifier
 	// NotifyAfter is how long a request waits unseen before it is given to the
 	// Notifier. Default [DefaultNotifyAfter].

@@ -7,12 +7,14 @@ import (
 )
 
 // Reaching a person who is not looking: a request (a question set or an approval) that
-// has been pending for [Options.NotifyAfter] with no device of its session visible to its
-// person is given to the host's [Notifier], once.
+// has gone [Options.NotifyAfter] with no device of its session visible to its person is
+// given to the host's [Notifier], once.
 
-// Notifier is told of each request that no device has shown its person for
-// [Options.NotifyAfter] since it was made: none connected, or every one hidden. Package
-// notify has one that posts a signed webhook.
+// Notifier is told of each request that has gone [Options.NotifyAfter] with no device
+// showing it to its person: none connected, or every one hidden. While a device shows
+// it, the notice waits; once the request has gone a whole NotifyAfter unseen (since it
+// was made, or since a device last showed it), the notice comes. Package notify has one
+// that posts a signed webhook.
 //
 // Notify is called once per request, by the dispatcher that made it (so once across
 // the replicas of a host), in a goroutine of its own: it may block, retry, and take its
@@ -85,18 +87,27 @@ func (d *Dispatcher) arm(rec Record) {
 		old.stop()
 	}
 	x := &notice{rev: rec.Rev}
-	x.timer = time.AfterFunc(d.opts.NotifyAfter, func() { d.fire(k, x, rec) })
+	x.timer = time.AfterFunc(d.opts.NotifyAfter, func() { d.fire(k, x, rec, rec.AskedAt) })
 	n.m[k] = x
 }
 
-// fire gives rec's request to the Notifier, unless it ended meanwhile or a device has
-// shown it.
-func (d *Dispatcher) fire(k key, x *notice, rec Record) {
-	if !d.calls.waiting(k, rec.Rev) || d.watched(rec.Session, rec.AskedAt) {
+// fire gives rec's request to the Notifier, unless it ended meanwhile; when a device
+// has shown it since since, it looks again NotifyAfter later, so that the notice comes
+// once the request has gone a whole NotifyAfter unseen.
+func (d *Dispatcher) fire(k key, x *notice, rec Record, since time.Time) {
+	if !d.calls.waiting(k, rec.Rev) {
 		d.disarm(k, rec.Rev)
 		return
 	}
 	n := &d.notices
+	if now := time.Now(); d.watched(rec.Session, since) {
+		n.mu.Lock()
+		if !n.closed && n.m[k] == x {
+			x.timer = time.AfterFunc(d.opts.NotifyAfter, func() { d.fire(k, x, rec, now) })
+		}
+		n.mu.Unlock()
+		return
+	}
 	n.mu.Lock()
 	if n.closed || n.m[k] != x {
 		n.mu.Unlock()

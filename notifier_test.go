@@ -129,3 +129,29 @@ type failingNotifier struct{}
 func (failingNotifier) Notify(context.Context, Notice) error {
 	return errors.New("the webhook is down")
 }
+
+// TestNotifierWaitsWhileWatched: while a device shows the request, the notice waits;
+// once it has gone a whole NotifyAfter unseen after the device left, it comes.
+func TestNotifierWaitsWhileWatched(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &recordingNotifier{}
+		d, mt := newTestDispatcher(&Options{Notifier: n, NotifyAfter: 10 * time.Second, Timeout: time.Hour})
+		defer d.Close()
+		s := IntSession(1)
+		dev := mt.Connect(s)
+		ch := dispatchAsync(context.Background(), d, s, "q", oneQuestion)
+		time.Sleep(35 * time.Second) // watched all along
+		synctest.Wait()
+		notices, _ := n.got()
+		require.Empty(t, notices)
+		dev.Close()
+		time.Sleep(15 * time.Second) // the check after it left still saw it since the last
+		synctest.Wait()
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		notices, _ = n.got()
+		require.Len(t, notices, 1)
+		d.CancelSession(s)
+		<-ch
+	})
+}

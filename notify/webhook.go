@@ -90,7 +90,13 @@ func (w *Webhook) BodyOf(n askuser.Notice) Body {
 // Notify posts n, trying again until it is taken or ctx ends; it implements
 // [askuser.Notifier].
 func (w *Webhook) Notify(ctx context.Context, n askuser.Notice) error {
-	body, err := json.Marshal(w.BodyOf(n))
+	return w.Send(ctx, w.BodyOf(n))
+}
+
+// Send posts b as Notify does: for a notifier that also shows the body's links
+// elsewhere, so that it shows the very links it posts (each BodyOf makes new ones).
+func (w *Webhook) Send(ctx context.Context, b Body) error {
+	body, err := json.Marshal(b)
 	if err != nil {
 		return err
 	}

@@ -16,10 +16,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/notify"
 	"github.com/askuser-go/askuser/wshub"
 )
 
@@ -72,6 +74,18 @@ type Options struct {
 	MaxSessions int
 	// Logger receives connection and error logs. Default: none.
 	Logger *slog.Logger
+	// Notifier, NotifyAfter and Links reach a person who is not looking (docs/NOTIFY.md):
+	// the dispatcher's notifier and its delay, and the links it sends, whose pages are
+	// served under /askuser/links/ (Links.BaseURL must end so). Default: none.
+	Notifier    askuser.Notifier
+	NotifyAfter time.Duration
+	Links       *notify.Links
+	// Observer is told of the dispatcher's and the hub's calls, requests and devices
+	// (package askotel has one). Default: none.
+	Observer askuser.Observer
+	// Metrics, when set, is served at /metrics (an OpenTelemetry Prometheus exporter's
+	// handler, say).
+	Metrics http.Handler
 }
 
 // ContentSecurityPolicy is the policy the demo page is served with: scripts, styles and
@@ -133,13 +147,26 @@ func New(opts *Options) (*Server, error) {
 		OnEvent:      s.onEvent,
 		OnConnect:    s.onConnect,
 		OnDisconnect: s.onDisconnect,
+		Links:        o.Links,
+		Observer:     o.Observer,
 	})
-	s.d = askuser.New(transport{s.hub, s.approvalSent}, &askuser.Options{Timeout: o.Timeout, Policy: toolPolicy()})
+	s.d = askuser.New(transport{s.hub, s.approvalSent}, &askuser.Options{
+		Timeout: o.Timeout, Policy: toolPolicy(),
+		Notifier: o.Notifier, NotifyAfter: o.NotifyAfter, Observer: o.Observer,
+	})
 	s.hub.Bind(s.d)
 
 	s.mux = http.NewServeMux()
 	s.mux.Handle("GET /ws", s.hub)
 	s.mux.Handle("GET /askuser/", http.StripPrefix("/askuser/", wshub.PanelHandler()))
+	if o.Links != nil {
+		links := http.StripPrefix("/askuser/links", s.hub.LinkHandler())
+		s.mux.Handle("GET /askuser/links/", links)
+		s.mux.Handle("POST /askuser/links/", links)
+	}
+	if o.Metrics != nil {
+		s.mux.Handle("GET /metrics", o.Metrics)
+	}
 	s.mux.HandleFunc("GET /{$}", s.serveIndex)
 	s.mux.Handle("GET /", http.FileServerFS(o.Page))
 	return s, nil
@@ -165,7 +192,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
-	if !s.opts.NoCSP {
+	if !s.opts.NoCSP && !strings.HasPrefix(r.URL.Path, "/askuser/links/") { // the link pages set their own
 		h.Set("Content-Security-Policy", ContentSecurityPolicy)
 	}
 	s.mux.ServeHTTP(w, r)
