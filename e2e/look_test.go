@@ -262,7 +262,7 @@ func TestChinese(t *testing.T) {
 	want := map[string]string{
 		"html": "zh-CN", "root": "zh-CN", "title": "Agent 想知道：", "submit": "提交", "decline": "拒绝回答", "other": "其他",
 		"placeholder": "输入你自己的回答…", "hint": "回答 Framework 后即可提交。", "recommended": "推荐",
-		"send": "发送", "cancel": "取消运行", "state": "Agent 在等你回答", "conn": "已连接", "page": "askuser 演示",
+		"send": "发送", "cancel": "取消运行", "state": "Agent 在等你回答", "conn": "已连接", "page": "(1) 等你回复 · askuser 演示",
 	}
 	for k, v := range want {
 		if got[k] != v {

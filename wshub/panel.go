@@ -45,6 +45,7 @@ var panelParts = []string{
 	"approvalcard.js",
 	"approvals.js",
 	"panel.js",
+	"attention.js",
 	"connect.js",
 }
 

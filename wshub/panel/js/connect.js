@@ -21,7 +21,9 @@ function wsURL(url) {
  *
  * Options: url, container (both required); lang ("en", "zh"); strings (overrides of the
  * panel's texts); maxCustomInput; autoFocus; drafts; shortcuts; minDelay and maxDelay, in
- * milliseconds, of the reconnect backoff (default 500 and 30000). docs/WEB.md has each.
+ * milliseconds, of the reconnect backoff (default 500 and 30000); attention (false: no
+ * title count, "Notify me" or visibility reports); notifyContainer (where "Notify me"
+ * goes; default the end of container). docs/WEB.md has each.
  *
  * Returns a client:
  *   send(obj)       sends obj (JSON-encoded unless a string); false when not connected.
@@ -88,6 +90,25 @@ function connect(options) {
     send: send,
     connected: false
   });
+  var attention = opts.attention === false ? null : createAttention({
+    container: opts.notifyContainer || opts.container,
+    S: stringsFor(panel.lang, opts.strings),
+    send: send,
+    pending: function () { return panel.requestIds().length + panel.approvalIds().length; },
+    focus: function (id) {
+      var nodes = opts.container.querySelectorAll("[data-request-id]");
+      for (var i = 0; i < nodes.length; i++) {
+        if (nodes[i].getAttribute("data-request-id") === id) {
+          var target = nodes[i].querySelector("button:not([hidden]), input, textarea") || nodes[i];
+          if (nodes[i].scrollIntoView) {
+            nodes[i].scrollIntoView({block: "center"});
+          }
+          target.focus();
+          return;
+        }
+      }
+    }
+  });
 
   function schedule() {
     if (closed || retry) {
@@ -122,6 +143,9 @@ function connect(options) {
       isOpen = true;
       attempt = 0;
       panel.setConnected(true);
+      if (attention) {
+        attention.opened();
+      }
       emit("open", {});
     };
     sock.onmessage = function (m) {
@@ -142,6 +166,15 @@ function connect(options) {
       } catch (e) {
         if (root.console) {
           root.console.error("AskUser: could not show a " + ev.type + " event:", e);
+        }
+      }
+      if (attention) {
+        if (ev.type === EVENT_ASK || ev.type === EVENT_APPROVAL) {
+          attention.arrived(ev);
+        } else if (ev.type === EVENT_RESOLVED || ev.type === EVENT_APPROVAL_RESOLVED) {
+          attention.ended(str(ev.data && ev.data.requestId));
+        } else {
+          attention.changed();
         }
       }
       emit(ev.type, ev.data, ev);
@@ -224,6 +257,9 @@ function connect(options) {
         sock.close(1000, "closed by the page");
       }
       panel.destroy();
+      if (attention) {
+        attention.destroy();
+      }
     }
   };
 }

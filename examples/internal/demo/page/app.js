@@ -155,6 +155,7 @@
   var ask = AskUser.connect({
     url: "/ws?session=" + encodeURIComponent(raw),
     container: questions,
+    notifyContainer: document.getElementById("notify"),
     lang: lang
   });
   demo.client = ask;
