@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -114,14 +115,17 @@ type Observer struct {
 	cfg    config
 
 	requestDuration metric.Float64Histogram
-	pending         metric.Int64UpDownCounter
-	connections     metric.Int64UpDownCounter
 	refusals        metric.Int64Counter
 	toolDuration    metric.Float64Histogram
 
+	// pending and connections are counted here and reported by the SDK's callbacks,
+	// as it collects: an atomic add is all a request or a connection costs.
+	pending     [kinds]gauge
+	connections gauge
+
 	// sets are the metrics' attribute sets, made once: by kind, by kind and outcome, and
 	// by tool and error type.
-	sets attrSets
+	sets *attrSets
 
 	// spans are the execute_tool spans of the requests this dispatcher made, while they
 	// wait: what happens to a request elsewhere (a device's refused answer, the notice)
@@ -135,18 +139,33 @@ type spanKey struct {
 	id      string
 }
 
-// attrSets caches the metrics' measurement options, whose attribute values are few:
-// measuring with an option made once costs no allocation.
-type attrSets struct {
-	mu     sync.Mutex
-	byKind map[askuser.Kind]metric.MeasurementOption
-	byEnd  map[endKey]metric.MeasurementOption
-	byTool map[toolKey]metric.MeasurementOption
+// kinds is one past the largest Kind: KindQuestion and KindApproval.
+const kinds = int(askuser.KindApproval) + 1
+
+// outcomes is one past the largest Outcome.
+const outcomes = int(askuser.Denied) + 1
+
+// gauge is an up-down count kept here, reported once it has been touched: as a
+// synchronous up-down counter reports an attribute set only once it has been measured.
+type gauge struct {
+	n       atomic.Int64
+	touched atomic.Bool
 }
 
-type endKey struct {
-	kind    askuser.Kind
-	outcome askuser.Outcome
+func (g *gauge) add(n int64) {
+	g.n.Add(n)
+	if !g.touched.Load() {
+		g.touched.Store(true)
+	}
+}
+
+// attrSets holds the metrics' measurement options, whose attribute values are few:
+// made once, read without a lock, measuring with them costs no allocation.
+type attrSets struct {
+	byKind [kinds]metric.MeasurementOption
+	byEnd  [kinds][outcomes]metric.MeasurementOption
+	byTool sync.Map // toolKey -> metric.MeasurementOption
+	tools  atomic.Int32
 }
 
 type toolKey struct{ tool, errorType string }
@@ -154,40 +173,52 @@ type toolKey struct{ tool, errorType string }
 // maxToolSets bounds the tool names cached; past it, options are made for each call.
 const maxToolSets = 1024
 
-func (c *attrSets) kind(k askuser.Kind) metric.MeasurementOption {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	opt, ok := c.byKind[k]
-	if !ok {
-		opt = metric.WithAttributeSet(attribute.NewSet(AttrRequestKind.String(k.String())))
-		c.byKind[k] = opt
+func newAttrSets() *attrSets {
+	c := &attrSets{}
+	for k := askuser.KindQuestion; int(k) < kinds; k++ {
+		c.byKind[k] = metric.WithAttributeSet(kindSet(k))
+		for o := askuser.Answered; int(o) < outcomes; o++ {
+			c.byEnd[k][o] = metric.WithAttributeSet(endSet(k, o))
+		}
 	}
-	return opt
+	return c
+}
+
+func kindSet(k askuser.Kind) attribute.Set {
+	return attribute.NewSet(AttrRequestKind.String(k.String()))
+}
+
+func endSet(k askuser.Kind, o askuser.Outcome) attribute.Set {
+	return attribute.NewSet(AttrRequestKind.String(k.String()), AttrOutcome.String(o.String()))
+}
+
+func (c *attrSets) kind(k askuser.Kind) metric.MeasurementOption {
+	if k > 0 && int(k) < kinds {
+		return c.byKind[k]
+	}
+	return metric.WithAttributeSet(kindSet(k))
 }
 
 func (c *attrSets) end(k askuser.Kind, o askuser.Outcome) metric.MeasurementOption {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	opt, ok := c.byEnd[endKey{k, o}]
-	if !ok {
-		opt = metric.WithAttributeSet(attribute.NewSet(AttrRequestKind.String(k.String()), AttrOutcome.String(o.String())))
-		c.byEnd[endKey{k, o}] = opt
+	if k > 0 && int(k) < kinds && o > 0 && int(o) < outcomes {
+		return c.byEnd[k][o]
 	}
-	return opt
+	return metric.WithAttributeSet(endSet(k, o))
 }
 
 func (c *attrSets) tool(tool, errorType string) metric.MeasurementOption {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	opt, ok := c.byTool[toolKey{tool, errorType}]
-	if !ok {
-		kvs := []attribute.KeyValue{AttrOperationName.String("execute_tool"), AttrToolName.String(tool)}
-		if errorType != "" {
-			kvs = append(kvs, AttrErrorType.String(errorType))
-		}
-		opt = metric.WithAttributeSet(attribute.NewSet(kvs...))
-		if len(c.byTool) < maxToolSets {
-			c.byTool[toolKey{tool, errorType}] = opt
+	key := toolKey{tool, errorType}
+	if opt, ok := c.byTool.Load(key); ok {
+		return opt.(metric.MeasurementOption)
+	}
+	kvs := []attribute.KeyValue{AttrOperationName.String("execute_tool"), AttrToolName.String(tool)}
+	if errorType != "" {
+		kvs = append(kvs, AttrErrorType.String(errorType))
+	}
+	opt := metric.WithAttributeSet(attribute.NewSet(kvs...))
+	if c.tools.Load() < maxToolSets {
+		if _, loaded := c.byTool.LoadOrStore(key, opt); !loaded {
+			c.tools.Add(1)
 		}
 	}
 	return opt
@@ -216,7 +247,7 @@ func NewObserver(opts ...Option) (*Observer, error) {
 		prop:   c.prop,
 		cfg:    c,
 		spans:  make(map[spanKey]trace.Span),
-		sets:   attrSets{byKind: map[askuser.Kind]metric.MeasurementOption{}, byEnd: map[endKey]metric.MeasurementOption{}, byTool: map[toolKey]metric.MeasurementOption{}},
+		sets:   newAttrSets(),
 	}
 	m := c.mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version()))
 	var err, e error
@@ -224,11 +255,25 @@ func NewObserver(opts ...Option) (*Observer, error) {
 		metric.WithDescription("How long a request (a question set, or an approval) waited for the person, by how it ended."),
 		metric.WithExplicitBucketBoundaries(humanWaits...))
 	err = errors.Join(err, e)
-	o.pending, e = m.Int64UpDownCounter(MetricRequestPending, metric.WithUnit("{request}"),
-		metric.WithDescription("The requests waiting for the person. Summed over the replicas of a host: a request is counted by the replica that asked and uncounted by the one that ended it."))
+	_, e = m.Int64ObservableUpDownCounter(MetricRequestPending, metric.WithUnit("{request}"),
+		metric.WithDescription("The requests waiting for the person. Summed over the replicas of a host: a request is counted by the replica that asked and uncounted by the one that ended it."),
+		metric.WithInt64Callback(func(_ context.Context, obs metric.Int64Observer) error {
+			for k := askuser.KindQuestion; int(k) < kinds; k++ {
+				if g := &o.pending[k]; g.touched.Load() {
+					obs.Observe(g.n.Load(), o.sets.byKind[k])
+				}
+			}
+			return nil
+		}))
 	err = errors.Join(err, e)
-	o.connections, e = m.Int64UpDownCounter(MetricDeviceConnections, metric.WithUnit("{connection}"),
-		metric.WithDescription("The devices connected to the transport."))
+	_, e = m.Int64ObservableUpDownCounter(MetricDeviceConnections, metric.WithUnit("{connection}"),
+		metric.WithDescription("The devices connected to the transport."),
+		metric.WithInt64Callback(func(_ context.Context, obs metric.Int64Observer) error {
+			if o.connections.touched.Load() {
+				obs.Observe(o.connections.n.Load())
+			}
+			return nil
+		}))
 	err = errors.Join(err, e)
 	o.refusals, e = m.Int64Counter(MetricDeviceRefusals, metric.WithUnit("{event}"),
 		metric.WithDescription("The device events refused, by code."))
@@ -243,49 +288,69 @@ func NewObserver(opts ...Option) (*Observer, error) {
 	return o, nil
 }
 
+// questionSpan is the span name of every ask_user_questions call.
+const questionSpan = "execute_tool " + askuser.ToolName
+
+// call is what a call's end needs of its beginning, with room for its span's first
+// attributes: one allocation a call.
+type call struct {
+	o       *Observer
+	span    trace.Span
+	began   time.Time
+	session askuser.SessionID
+	id      string
+	tool    string
+	attrs   [5]attribute.KeyValue
+}
+
 // Begin starts the call's "execute_tool {tool}" span, a child of ctx's; it implements
 // [askuser.Observer].
 func (o *Observer) Begin(ctx context.Context, c askuser.CallInfo) (context.Context, func(askuser.CallEnd)) {
-	attrs := make([]attribute.KeyValue, 0, 6)
-	attrs = append(attrs,
-		AttrOperationName.String("execute_tool"),
-		AttrToolName.String(c.Tool),
-		AttrToolType.String("function"),
-	)
+	cl := &call{o: o, session: c.Session, id: c.ID, tool: c.Tool}
+	cl.attrs[0] = AttrOperationName.String("execute_tool")
+	cl.attrs[1] = AttrToolName.String(c.Tool)
+	cl.attrs[2] = AttrToolType.String("function")
+	n := 3
 	if c.ID != "" {
-		attrs = append(attrs, AttrToolCallID.String(c.ID))
+		cl.attrs[n] = AttrToolCallID.String(c.ID)
+		n++
 	}
 	if o.cfg.content && len(c.Arguments) > 0 {
-		attrs = append(attrs, AttrToolArguments.String(string(c.Arguments)))
+		cl.attrs[n] = AttrToolArguments.String(string(c.Arguments))
+		n++
 	}
-	ctx, span := o.tracer.Start(ctx, "execute_tool "+c.Tool, internal, trace.WithAttributes(attrs...))
-	began := time.Now()
-	return ctx, func(e askuser.CallEnd) {
-		defer span.End()
-		t := errorType(e)
-		var end [3]attribute.KeyValue
-		n := 0
-		if e.RequestID != "" {
-			if e.RequestID != c.ID { // one made for a call without an id
-				end[n] = AttrRequestID.String(e.RequestID)
-				n++
-			}
-			o.forget(c.Session, e.RequestID, span)
-		}
-		if t != "" {
-			end[n] = AttrErrorType.String(t)
-			n++
-			span.SetStatus(codes.Error, t)
-		}
-		if o.cfg.content && e.Content != "" {
-			end[n] = AttrToolResult.String(e.Content)
-			n++
-		}
-		if n > 0 {
-			span.SetAttributes(end[:n]...)
-		}
-		o.toolDuration.Record(context.Background(), time.Since(began).Seconds(), o.sets.tool(c.Tool, t))
+	name := questionSpan
+	if c.Tool != askuser.ToolName {
+		name = "execute_tool " + c.Tool
 	}
+	ctx, cl.span = o.tracer.Start(ctx, name, internal, trace.WithAttributes(cl.attrs[:n]...))
+	cl.began = time.Now()
+	return ctx, cl.end
+}
+
+// end ends the call's span and records its duration.
+func (cl *call) end(e askuser.CallEnd) {
+	o, span := cl.o, cl.span
+	defer span.End()
+	t := errorType(e)
+	end := cl.attrs[:0] // the span has copied its first attributes
+	if e.RequestID != "" {
+		if e.RequestID != cl.id { // one made for a call without an id
+			end = append(end, AttrRequestID.String(e.RequestID))
+		}
+		o.forget(cl.session, e.RequestID, span)
+	}
+	if t != "" {
+		end = append(end, AttrErrorType.String(t))
+		span.SetStatus(codes.Error, t)
+	}
+	if o.cfg.content && e.Content != "" {
+		end = append(end, AttrToolResult.String(e.Content))
+	}
+	if len(end) > 0 {
+		span.SetAttributes(end...)
+	}
+	o.toolDuration.Record(context.Background(), time.Since(cl.began).Seconds(), o.sets.tool(cl.tool, t))
 }
 
 // errorType is the error.type of a call: the outcome, for every way but answered and
@@ -308,7 +373,7 @@ func errorType(e askuser.CallEnd) string {
 func (o *Observer) Observe(ctx context.Context, x askuser.Observation) {
 	switch x.What {
 	case askuser.ObservedAsk:
-		o.pending.Add(ctx, 1, o.sets.kind(x.Kind))
+		o.countPending(x.Kind, 1)
 		if span := trace.SpanFromContext(ctx); span.SpanContext().IsValid() {
 			span.AddEvent("askuser.delivered")
 			o.mu.Lock()
@@ -323,7 +388,7 @@ func (o *Observer) Observe(ctx context.Context, x askuser.Observation) {
 		if x.Waited > 0 {
 			o.requestDuration.Record(ctx, x.Waited.Seconds(), o.sets.end(x.Kind, x.Outcome))
 			if x.Outcome != askuser.Undelivered { // an undelivered request was never counted
-				o.pending.Add(ctx, -1, o.sets.kind(x.Kind))
+				o.countPending(x.Kind, -1)
 			}
 		}
 		if o.span(x) == nil { // ended here, for a call elsewhere: its own span, linked
@@ -350,9 +415,16 @@ func (o *Observer) Observe(ctx context.Context, x askuser.Observation) {
 			span.AddEvent("askuser.notified")
 		}
 	case askuser.ObservedConnect:
-		o.connections.Add(ctx, 1)
+		o.connections.add(1)
 	case askuser.ObservedDisconnect:
-		o.connections.Add(ctx, -1)
+		o.connections.add(-1)
+	}
+}
+
+// countPending counts a request of kind k in (n = 1) or out (n = -1).
+func (o *Observer) countPending(k askuser.Kind, n int64) {
+	if k > 0 && int(k) < kinds {
+		o.pending[k].add(n)
 	}
 }
 
