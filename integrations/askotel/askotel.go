@@ -192,13 +192,6 @@ func endSet(k askuser.Kind, o askuser.Outcome) attribute.Set {
 	return attribute.NewSet(AttrRequestKind.String(k.String()), AttrOutcome.String(o.String()))
 }
 
-func (c *attrSets) kind(k askuser.Kind) metric.MeasurementOption {
-	if k > 0 && int(k) < kinds {
-		return c.byKind[k]
-	}
-	return metric.WithAttributeSet(kindSet(k))
-}
-
 func (c *attrSets) end(k askuser.Kind, o askuser.Outcome) metric.MeasurementOption {
 	if k > 0 && int(k) < kinds && o > 0 && int(o) < outcomes {
 		return c.byEnd[k][o]
