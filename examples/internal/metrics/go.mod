@@ -11,6 +11,7 @@ replace (
 require (
 	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
 	github.com/askuser-go/askuser/integrations/askotel v0.0.0-00010101000000-000000000000
+	github.com/coder/websocket v1.8.15
 	github.com/prometheus/client_golang v1.25.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
