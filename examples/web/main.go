@@ -45,7 +45,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
 	timeout := flag.Duration("timeout", askuser.DefaultTimeout, "how long each question or approval waits for the person")
 	csp := flag.Bool("csp", true, "serve the page with a strict Content-Security-Policy")
-	verbose := flag.Bool("v", false, "log connections")
+	verbose := flag.Bool("v", false, "log connections, requests and decisions to stderr")
 	var nf demo.NotifyFlags
 	nf.Register(flag.CommandLine)
 	flag.Parse()
@@ -58,7 +58,7 @@ func main() {
 func run(addr string, timeout time.Duration, csp, verbose bool, nf *demo.NotifyFlags) error {
 	var logger *slog.Logger
 	if verbose {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -72,7 +72,8 @@ type Options struct {
 	// MaxSessions bounds the sessions whose agent and history are kept; beyond it, the
 	// idle session used least recently is forgotten. Default [DefaultMaxSessions].
 	MaxSessions int
-	// Logger receives connection and error logs. Default: none.
+	// Logger receives the demo's connection and error logs, and the dispatcher's and the
+	// hub's (each request's life, decisions, refusals). Default: none.
 	Logger *slog.Logger
 	// Notifier, NotifyAfter and Links reach a person who is not looking (docs/NOTIFY.md):
 	// the dispatcher's notifier and its delay, and the links it sends, whose pages are
@@ -149,10 +150,11 @@ func New(opts *Options) (*Server, error) {
 		OnDisconnect: s.onDisconnect,
 		Links:        o.Links,
 		Observer:     o.Observer,
+		Logger:       o.Logger,
 	})
 	s.d = askuser.New(transport{s.hub, s.approvalSent}, &askuser.Options{
 		Timeout: o.Timeout, Policy: toolPolicy(),
-		Notifier: o.Notifier, NotifyAfter: o.NotifyAfter, Observer: o.Observer,
+		Notifier: o.Notifier, NotifyAfter: o.NotifyAfter, Observer: o.Observer, Logger: o.Logger,
 	})
 	s.hub.Bind(s.d)
 
