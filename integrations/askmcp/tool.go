@@ -156,7 +156,7 @@ func (t *tool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if canElicit && newProtocol(req.Session) {
 		return t.round(ctx, req, call.ID, parsed)
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(ctx) // cancel ends the call, for the client's "cancel"
 	defer cancel()
 	if tok := req.Params.GetProgressToken(); tok != nil && t.opts.ProgressInterval > 0 {
 		go keepAlive(ctx, req.Session, tok, t.opts.ProgressInterval)
@@ -164,12 +164,21 @@ func (t *tool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if call.ID == "" {
 		call.ID = uuid.NewString() // the elicitation must know the id the question has
 	}
-	done := make(chan struct{})
-	defer close(done)
-	if canElicit {
-		go t.elicitDevice(ctx, cancel, req.Session, session, call.ID, parsed, done)
+	if !canElicit {
+		return toolResult(t.d.Ask(ctx, session, call.ID, parsed)), nil
 	}
-	return toolResult(t.d.Ask(ctx, session, call.ID, parsed)), nil
+	formCtx, closeForm := context.WithCancel(ctx)
+	closed := make(chan bool, 1)
+	go func() { closed <- t.elicitDevice(formCtx, cancel, req.Session, session, call.ID, parsed) }()
+	res := t.d.Ask(ctx, session, call.ID, parsed)
+	// The question has ended. A form still open on the client is cancelled before the
+	// result is sent: go-sdk sends notifications/cancelled on the call's own stream, and
+	// its streamable server drops whatever comes for a call it has answered.
+	closeForm()
+	if <-closed && ctx.Err() == nil {
+		flushCancellation(ctx, req.Session)
+	}
+	return toolResult(res), nil
 }
 
 // toolResult renders an askuser result as MCP's.
@@ -203,37 +212,55 @@ func keepAlive(ctx context.Context, ss *mcp.ServerSession, token any, interval t
 // form, and gives the dispatcher the client's answer, as a device would. It ends when
 // ctx does (the question ended elsewhere), and gives up quietly when the client cannot
 // elicit: the other devices are still asked. cancel ends the call, for the client's
-// "cancel".
-func (t *tool) elicitDevice(ctx context.Context, cancel context.CancelFunc, ss *mcp.ServerSession, session askuser.SessionID, id string, req *askuser.Request, done <-chan struct{}) {
+// "cancel". It reports whether a form was open on the client when ctx ended, so that
+// its cancellation went out.
+func (t *tool) elicitDevice(ctx context.Context, cancel context.CancelFunc, ss *mcp.ServerSession, session askuser.SessionID, id string, req *askuser.Request) (open bool) {
 	var problems []string
 	for range t.opts.MaxRounds {
 		res, err := ss.Elicit(ctx, elicitParams(req, problems))
 		if err != nil {
-			return
+			return ctx.Err() != nil
 		}
 		switch res.Action {
 		case ActionAccept:
 		case ActionDecline:
-			_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true}, done)
-			return
+			_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true})
+			return false
 		default:
 			cancel()
-			return
+			return false
 		}
-		err = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Answers: answersOf(req, res.Content)}, done)
+		err = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Answers: answersOf(req, res.Content)})
 		ae, refused := errors.AsType[*askuser.AnswerError](err)
 		if !refused {
-			return // accepted, or the question has ended
+			return false // accepted, or the question has ended
 		}
 		problems = ae.Problems
 	}
-	_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true}, done)
+	_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true})
+	return false
 }
+
+// flushCancellation waits, after a form was cancelled, until its notifications/cancelled
+// has had every chance to be written. go-sdk v1.8.0 sends it from a goroutine of its
+// own once Elicit has returned, and says nothing when it has gone. A ping is a round
+// trip on the same connection, made after that goroutine was started: by the time the
+// client has answered it, the goroutine has long had its turn. The ping is bounded, so
+// that a client that does not answer pings costs at most cancelWait.
+func flushCancellation(ctx context.Context, ss *mcp.ServerSession) {
+	ctx, stop := context.WithTimeout(ctx, cancelWait)
+	defer stop()
+	_ = ss.Ping(ctx, nil) // a client that does not answer has had its bound
+}
+
+// cancelWait bounds flushCancellation; it is go-sdk's own bound on sending a
+// cancellation (notifyCancellationTimeout).
+const cancelWait = 5 * time.Second
 
 // deliver hands a device's event to d. The question is registered by the Ask that runs
 // beside the elicitation, and an answer can come back before it is: ErrNotPending is
-// then tried again until the Ask has returned (done) or ctx ends.
-func deliver(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, data askuser.ResultData, done <-chan struct{}) error {
+// then tried again until ctx ends, when the Ask has returned.
+func deliver(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, data askuser.ResultData) error {
 	ev, err := askuser.NewEvent(askuser.EventResult, session, data)
 	if err != nil {
 		return err
@@ -244,8 +271,6 @@ func deliver(ctx context.Context, d *askuser.Dispatcher, session askuser.Session
 			return err
 		}
 		select {
-		case <-done:
-			return err
 		case <-ctx.Done():
 			return err
 		case <-time.After(wait):
