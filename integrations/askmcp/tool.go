@@ -5,6 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"reflect"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/askuser-go/askuser"
@@ -168,15 +171,16 @@ func (t *tool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		return toolResult(t.d.Ask(ctx, session, call.ID, parsed)), nil
 	}
 	formCtx, closeForm := context.WithCancel(ctx)
-	closed := make(chan bool, 1)
-	go func() { closed <- t.elicitDevice(formCtx, cancel, req.Session, session, call.ID, parsed) }()
+	cut := make(chan *formContext, 1)
+	go func() { cut <- t.elicitDevice(formCtx, cancel, req.Session, session, call.ID, parsed) }()
 	res := t.d.Ask(ctx, session, call.ID, parsed)
-	// The question has ended. A form still open on the client is cancelled before the
-	// result is sent: go-sdk sends notifications/cancelled on the call's own stream, and
-	// its streamable server drops whatever comes for a call it has answered.
+	// The question has ended. A form still open on the client is cancelled, and its
+	// cancellation sent, before the result is: over streamable HTTP go-sdk sends
+	// notifications/cancelled on the call's own stream, and drops whatever comes for a
+	// call it has answered.
 	closeForm()
-	if <-closed && ctx.Err() == nil {
-		flushCancellation(ctx, req.Session)
+	if fc := <-cut; fc != nil && streamable(req) {
+		fc.waitSent(cancelWait)
 	}
 	return toolResult(res), nil
 }
@@ -212,49 +216,100 @@ func keepAlive(ctx context.Context, ss *mcp.ServerSession, token any, interval t
 // form, and gives the dispatcher the client's answer, as a device would. It ends when
 // ctx does (the question ended elsewhere), and gives up quietly when the client cannot
 // elicit: the other devices are still asked. cancel ends the call, for the client's
-// "cancel". It reports whether a form was open on the client when ctx ended, so that
-// its cancellation went out.
-func (t *tool) elicitDevice(ctx context.Context, cancel context.CancelFunc, ss *mcp.ServerSession, session askuser.SessionID, id string, req *askuser.Request) (open bool) {
+// "cancel". When ctx ended while a form was open on the client, it returns that form's
+// context, whose cancellation go-sdk is sending; nil otherwise.
+func (t *tool) elicitDevice(ctx context.Context, cancel context.CancelFunc, ss *mcp.ServerSession, session askuser.SessionID, id string, req *askuser.Request) *formContext {
 	var problems []string
 	for range t.opts.MaxRounds {
-		res, err := ss.Elicit(ctx, elicitParams(req, problems))
+		fc := newFormContext(ctx)
+		res, err := ss.Elicit(fc, elicitParams(req, problems))
+		fc.returned()
 		if err != nil {
-			return ctx.Err() != nil
+			if ctx.Err() != nil {
+				return fc
+			}
+			return nil
 		}
 		switch res.Action {
 		case ActionAccept:
 		case ActionDecline:
 			_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true})
-			return false
+			return nil
 		default:
 			cancel()
-			return false
+			return nil
 		}
 		err = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Answers: answersOf(req, res.Content)})
 		ae, refused := errors.AsType[*askuser.AnswerError](err)
 		if !refused {
-			return false // accepted, or the question has ended
+			return nil // accepted, or the question has ended
 		}
 		problems = ae.Problems
 	}
 	_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true})
-	return false
+	return nil
 }
 
-// flushCancellation waits, after a form was cancelled, until its notifications/cancelled
-// has had every chance to be written. go-sdk v1.8.0 sends it from a goroutine of its
-// own once Elicit has returned, and says nothing when it has gone. A ping is a round
-// trip on the same connection, made after that goroutine was started: by the time the
-// client has answered it, the goroutine has long had its turn. The ping is bounded, so
-// that a client that does not answer pings costs at most cancelWait.
-func flushCancellation(ctx context.Context, ss *mcp.ServerSession) {
-	ctx, stop := context.WithTimeout(ctx, cancelWait)
-	defer stop()
-	_ = ss.Ping(ctx, nil) // a client that does not answer has had its bound
+// A formContext is the context of one elicitation, which tells when go-sdk has put the
+// form's cancellation on the call's stream.
+//
+// go-sdk v1.8.0 cancels an elicitation whose context ends by sending
+// notifications/cancelled from a goroutine of its own once Elicit has returned, with a
+// context made from the elicitation's (context.WithoutCancel keeps its values), and
+// tells nobody when it has gone. Its streamable server looks up the message's protocol
+// version in that context once it holds the stream of the call the message belongs to,
+// and only then; a response to the call, written after, waits for that stream. So that
+// lookup, after Elicit has returned, says the cancellation is on its way ahead of the
+// tool's result. Nothing else reads the context once Elicit has returned.
+type formContext struct {
+	context.Context
+	done atomic.Bool // Elicit has returned
+	once sync.Once
+	sent chan struct{} // closed at that lookup
 }
 
-// cancelWait bounds flushCancellation; it is go-sdk's own bound on sending a
-// cancellation (notifyCancellationTimeout).
+func newFormContext(ctx context.Context) *formContext {
+	return &formContext{Context: ctx, sent: make(chan struct{})}
+}
+
+// returned marks Elicit as having returned.
+func (c *formContext) returned() { c.done.Store(true) }
+
+// Value is the context's, and notes the lookup that says the cancellation is on the
+// call's stream.
+func (c *formContext) Value(key any) any {
+	if c.done.Load() && isProtocolVersionKey(key) {
+		c.once.Do(func() { close(c.sent) })
+	}
+	return c.Context.Value(key)
+}
+
+// waitSent waits until the form's cancellation is on the call's stream, at most limit
+// (should it never be sent: the session closing meanwhile, or another go-sdk).
+func (c *formContext) waitSent(limit time.Duration) {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-c.sent:
+	case <-t.C:
+	}
+}
+
+// isProtocolVersionKey reports whether key is go-sdk's context key of a message's
+// protocol version on streamable HTTP (an unexported type, so known by its name).
+func isProtocolVersionKey(key any) bool {
+	t := reflect.TypeOf(key)
+	return t != nil && t.Name() == "protocolVersionContextKey" && t.PkgPath() == "github.com/modelcontextprotocol/go-sdk/mcp"
+}
+
+// streamable reports whether the call came over streamable HTTP, the transport whose
+// server drops a message for a call it has answered. Only it gives a request headers.
+func streamable(req *mcp.CallToolRequest) bool {
+	return req.Extra != nil && req.Extra.Header != nil
+}
+
+// cancelWait bounds the wait for a form's cancellation to be sent; it is go-sdk's own
+// bound on sending one (notifyCancellationTimeout).
 const cancelWait = 5 * time.Second
 
 // deliver hands a device's event to d. The question is registered by the Ask that runs
