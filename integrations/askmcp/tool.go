@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -225,10 +226,16 @@ func (t *tool) elicitDevice(ctx context.Context, cancel context.CancelFunc, ss *
 		res, err := ss.Elicit(fc, elicitParams(req, problems))
 		fc.returned()
 		if err != nil {
-			if ctx.Err() != nil {
+			switch {
+			case ctx.Err() != nil:
 				return fc
+			case outsideSchema(err):
+				// The client accepted the form with content its schema refuses: asked
+				// again, saying so, as a refused answer is.
+				problems = []string{"your answer did not match the form's schema (" + clip(err.Error(), 300) + ")"}
+				continue
 			}
-			return nil
+			return nil // the client cannot elicit: the other devices are still asked
 		}
 		switch res.Action {
 		case ActionAccept:
@@ -248,6 +255,15 @@ func (t *tool) elicitDevice(ctx context.Context, cancel context.CancelFunc, ss *
 	}
 	_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true})
 	return nil
+}
+
+// outsideSchema reports whether err is go-sdk's refusal of a form's content that does
+// not match the form's schema: its server's, when the client sent such content, or its
+// client's (a JSON-RPC invalid-params error), when that client's handler gave it.
+func outsideSchema(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "elicitation result content does not match requested schema") ||
+		strings.Contains(msg, "failed to apply schema defaults to elicitation result")
 }
 
 // A formContext is the context of one elicitation, which tells when go-sdk has put the
