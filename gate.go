@@ -139,7 +139,7 @@ type Audit struct {
 // meanwhile, and is never asked twice; a call whose id names a request that asks
 // something else is refused as [Invalid]. Approve never panics on bad input.
 func (d *Dispatcher) Approve(ctx context.Context, call ToolCall) ApprovalResult {
-	return d.ApproveWith(ctx, call, ApprovalOptions{})
+	return d.observedApprove(ctx, call, nil)
 }
 
 // ApprovalOptions say more of one tool call to [Dispatcher.ApproveWith] than the call
@@ -167,16 +167,24 @@ type ApprovalOptions struct {
 // ApproveWith is [Dispatcher.Approve] for a tool call of which o says more: whose tool it
 // is, its description and schema, and its default when no rule matches. The rules of
 // [Options.Policy] come first, then o.Default, then the session's grants, then the
-// person, exactly as for Approve.
+// person, exactly as for Approve. [Policy.Describe] is not asked: o says it all.
 func (d *Dispatcher) ApproveWith(ctx context.Context, call ToolCall, o ApprovalOptions) ApprovalResult {
+	return d.observedApprove(ctx, call, &o)
+}
+
+// observedApprove is approve, observed as one call.
+func (d *Dispatcher) observedApprove(ctx context.Context, call ToolCall, o *ApprovalOptions) ApprovalResult {
 	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
-	r := d.approve(ctx, call, &o)
+	r := d.approve(ctx, call, o)
 	done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: r.IsError(), Err: r.Err})
 	return r
 }
 
-// approve is ApproveWith, unobserved; o may be nil.
+// approve is ApproveWith, unobserved. With o nil, [Policy.Describe] says what o would.
 func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOptions) ApprovalResult {
+	if o == nil && d.policy != nil && d.policy.Describe != nil {
+		o = d.policy.Describe(ctx, call)
+	}
 	if o == nil {
 		o = &ApprovalOptions{}
 	}

@@ -850,3 +850,44 @@ func TestApproveWith(t *testing.T) {
 	require.NoError(t, dev.Send(ctx, decisionEvent(s, ApprovalResultData{RequestID: "ask", Decision: DecisionApprove})))
 	assert.Equal(t, Approved, (<-ch).Outcome)
 }
+
+// TestPolicyDescribe: Policy.Describe says more of each call that Wrap (and so RunTools)
+// decides: its default and source, for the calls it knows; nil leaves a call to the
+// rules alone.
+func TestPolicyDescribe(t *testing.T) {
+	allow := ActionAllow
+	d, mt := newTestDispatcher(&Options{Timeout: time.Hour, Policy: &Policy{Describe: func(_ context.Context, call ToolCall) *ApprovalOptions {
+		switch call.Name {
+		case "srv_read":
+			return &ApprovalOptions{Default: &allow, DefaultRule: "read-only", Source: &ToolSource{Server: "srv", Trusted: true}}
+		case "srv_write":
+			return &ApprovalOptions{Source: &ToolSource{Server: "srv"}}
+		}
+		return nil
+	}}})
+	defer d.Close()
+	s := IntSession(9)
+	dev := mt.Connect(s)
+	ctx := context.Background()
+	tool := d.Wrap(func(_ context.Context, call ToolCall) (string, error) { return "ran " + call.Name, nil })
+	out, err := tool(ctx, ToolCall{Session: s, Name: "srv_read", Arguments: json.RawMessage(`{}`)})
+	assert.Equal(t, "ran srv_read", out)
+	require.NoError(t, err)
+	for _, name := range []string{"srv_write", "own"} {
+		ch := make(chan string, 1)
+		go func() {
+			out, _ := tool(ctx, ToolCall{Session: s, ID: name, Name: name, Arguments: json.RawMessage(`{}`)})
+			ch <- out
+		}()
+		_, a := recv[ApprovalData](t, dev, EventApproval)
+		if name == "own" {
+			assert.Nil(t, a.Source)
+		} else {
+			require.NotNil(t, a.Source)
+			assert.Equal(t, "srv", a.Source.Server)
+		}
+		require.NoError(t, dev.Send(ctx, decisionEvent(s, ApprovalResultData{RequestID: name, Decision: DecisionApprove, Digest: a.Digest})))
+		assert.Equal(t, "ran "+name, <-ch)
+		recv[ApprovalResolvedData](t, dev, EventApprovalResolved)
+	}
+}

@@ -58,6 +58,15 @@ func timedHost(t *testing.T, timeout time.Duration) *host {
 // protocol version given (the SDK's newest when empty), and returns the server's side.
 func (h *host) connect(t *testing.T, server *mcp.Server, version string) *mcp.ServerSession {
 	t.Helper()
+	ss, _ := connectPair(t, server, h.client, version)
+	return ss
+}
+
+// connectPair connects client to server over in-memory transports, with the protocol
+// version given (the SDK's newest when empty), and returns both sides, closed when the
+// test ends.
+func connectPair(t *testing.T, server *mcp.Server, client *mcp.Client, version string) (*mcp.ServerSession, *mcp.ClientSession) {
+	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(t.Context(), st, nil)
 	if err != nil {
@@ -68,12 +77,12 @@ func (h *host) connect(t *testing.T, server *mcp.Server, version string) *mcp.Se
 	if version != "" {
 		copts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	cs, err := h.client.Connect(t.Context(), ct, copts)
+	cs, err := client.Connect(t.Context(), ct, copts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return ss
+	return ss, cs
 }
 
 func schema(t *testing.T, s string) map[string]any {
