@@ -2,7 +2,6 @@ package askmcp
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/askuser-go/askuser"
@@ -67,17 +66,9 @@ func Approved(d *askuser.Dispatcher, t *mcp.Tool, handler mcp.ToolHandler, opts 
 		o.ProgressInterval = DefaultProgressInterval
 	}
 	desc := askuser.ApprovalOptions{}
-	if t != nil {
-		desc.Tool = &askuser.Tool{Description: t.Description}
-		if t.InputSchema != nil {
-			if schema, err := json.Marshal(t.InputSchema); err == nil {
-				desc.Tool.Schema = schema
-			}
-		}
-	}
 	name := ""
 	if t != nil {
-		name = t.Name
+		desc.Tool, name = toolDescription(t), t.Name
 	}
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if req == nil || req.Params == nil {

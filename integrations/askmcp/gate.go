@@ -229,12 +229,7 @@ func (g *Gate) approvalOptions(t *mcp.Tool) askuser.ApprovalOptions {
 	if t == nil {
 		return o
 	}
-	o.Tool = &askuser.Tool{Description: t.Description}
-	if t.InputSchema != nil {
-		if schema, err := json.Marshal(t.InputSchema); err == nil {
-			o.Tool.Schema = schema
-		}
-	}
+	o.Tool = toolDescription(t)
 	o.Source.Title = t.Title
 	if a := t.Annotations; a != nil {
 		if o.Source.Title == "" {
@@ -253,6 +248,26 @@ func (g *Gate) approvalOptions(t *mcp.Tool) askuser.ApprovalOptions {
 		}
 	}
 	return o
+}
+
+// Bounds of what a server's tool puts on an approval card: a longer description is
+// cut, a larger input schema left out (edits are then not checked here; the server
+// checks its arguments anyway).
+const (
+	maxToolDescription = 2000
+	maxToolSchema      = 64 << 10
+)
+
+// toolDescription is what the card shows of a server's tool t, and the schema its edits
+// must satisfy, within the bounds above.
+func toolDescription(t *mcp.Tool) *askuser.Tool {
+	out := &askuser.Tool{Description: clip(t.Description, maxToolDescription)}
+	if t.InputSchema != nil {
+		if schema, err := json.Marshal(t.InputSchema); err == nil && len(schema) <= maxToolSchema {
+			out.Schema = schema
+		}
+	}
+	return out
 }
 
 // tool returns the server's tool of that name as the server lists it now, or nil when
