@@ -172,13 +172,15 @@ func (t *tool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		return toolResult(t.d.Ask(ctx, session, call.ID, parsed)), nil
 	}
 	formCtx, closeForm := context.WithCancel(ctx)
+	closing := new(atomic.Bool)
 	cut := make(chan *formContext, 1)
-	go func() { cut <- t.elicitDevice(formCtx, cancel, req.Session, session, call.ID, parsed) }()
+	go func() { cut <- t.elicitDevice(formCtx, closing, cancel, req.Session, session, call.ID, parsed) }()
 	res := t.d.Ask(ctx, session, call.ID, parsed)
 	// The question has ended. A form still open on the client is cancelled, and its
 	// cancellation sent, before the result is: over streamable HTTP go-sdk sends
 	// notifications/cancelled on the call's own stream, and drops whatever comes for a
 	// call it has answered.
+	closing.Store(true) // before the cancellation it marks
 	closeForm()
 	if fc := <-cut; fc != nil && streamable(req) {
 		fc.waitSent(cancelWait)
@@ -217,14 +219,14 @@ func keepAlive(ctx context.Context, ss *mcp.ServerSession, token any, interval t
 // form, and gives the dispatcher the client's answer, as a device would. It ends when
 // ctx does (the question ended elsewhere), and gives up quietly when the client cannot
 // elicit: the other devices are still asked. cancel ends the call, for the client's
-// "cancel". When ctx ended while a form was open on the client, it returns that form's
-// context, whose cancellation go-sdk is sending; nil otherwise.
-func (t *tool) elicitDevice(ctx context.Context, cancel context.CancelFunc, ss *mcp.ServerSession, session askuser.SessionID, id string, req *askuser.Request) *formContext {
+// "cancel". closing is set just before ctx is cancelled. When ctx ended while a form was
+// open on the client, it returns that form's context, whose cancellation go-sdk is
+// sending; nil otherwise.
+func (t *tool) elicitDevice(ctx context.Context, closing *atomic.Bool, cancel context.CancelFunc, ss *mcp.ServerSession, session askuser.SessionID, id string, req *askuser.Request) *formContext {
 	var problems []string
 	for range t.opts.MaxRounds {
-		fc := newFormContext(ctx)
+		fc := newFormContext(ctx, closing)
 		res, err := ss.Elicit(fc, elicitParams(req, problems))
-		fc.returned()
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -270,34 +272,66 @@ func outsideSchema(err error) bool {
 // form's cancellation on the call's stream.
 //
 // go-sdk v1.8.0 cancels an elicitation whose context ends by sending
-// notifications/cancelled from a goroutine of its own once Elicit has returned, with a
-// context made from the elicitation's (context.WithoutCancel keeps its values), and
-// tells nobody when it has gone. Its streamable server looks up the message's protocol
-// version in that context once it holds the stream of the call the message belongs to,
-// and only then; a response to the call, written after, waits for that stream. So that
-// lookup, after Elicit has returned, says the cancellation is on its way ahead of the
-// tool's result. Nothing else reads the context once Elicit has returned.
+// notifications/cancelled from a goroutine of its own, with a context made from the
+// elicitation's (context.WithoutCancel keeps its values), and tells nobody when it has
+// gone. Its streamable server's Write, which every message of the elicitation goes
+// through with that context, looks up the call the message belongs to (idContextKey)
+// as it starts, and the message's protocol version (protocolVersionContextKey) once it
+// holds that call's stream, where a response to the call, written after, waits its
+// turn. Only the form's request and its cancellation are written with this context. So
+// the cancellation is the Write that starts after the form was closed, unless the
+// request's own Write started after it too (the form closed just as it was sent), when
+// it is the second; its protocol-version lookup says it is on the stream, ahead of the
+// tool's result.
 type formContext struct {
 	context.Context
-	done atomic.Bool // Elicit has returned
-	once sync.Once
-	sent chan struct{} // closed at that lookup
+	closing *atomic.Bool // set once the question has ended, before the context is cancelled
+	mu      sync.Mutex
+	// Writes started before and after closing.
+	before, after int
+	once          sync.Once
+	sent          chan struct{} // closed once the cancellation is on the stream
 }
 
-func newFormContext(ctx context.Context) *formContext {
-	return &formContext{Context: ctx, sent: make(chan struct{})}
+func newFormContext(ctx context.Context, closing *atomic.Bool) *formContext {
+	return &formContext{Context: ctx, closing: closing, sent: make(chan struct{})}
 }
 
-// returned marks Elicit as having returned.
-func (c *formContext) returned() { c.done.Store(true) }
-
-// Value is the context's, and notes the lookup that says the cancellation is on the
-// call's stream.
+// Value is the context's, and notes the lookups that tell a Write's progress.
 func (c *formContext) Value(key any) any {
-	if c.done.Load() && isProtocolVersionKey(key) {
-		c.once.Do(func() { close(c.sent) })
+	if name := sdkKey(key); name != "" {
+		c.saw(name)
 	}
 	return c.Context.Value(key)
+}
+
+// saw notes a lookup of go-sdk's context key of that name.
+func (c *formContext) saw(name string) {
+	closed := c.closing.Load()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch name {
+	case "idContextKey":
+		if closed {
+			c.after++
+		} else {
+			c.before++
+		}
+	case "protocolVersionContextKey":
+		if closed && c.after > 0 && (c.before > 0 || c.after > 1) {
+			c.once.Do(func() { close(c.sent) })
+		}
+	}
+}
+
+// sdkKey returns the name of key's type when it is one of go-sdk's own context keys
+// (unexported types, so known by their names), and "" otherwise.
+func sdkKey(key any) string {
+	t := reflect.TypeOf(key)
+	if t == nil || t.PkgPath() != "github.com/modelcontextprotocol/go-sdk/mcp" {
+		return ""
+	}
+	return t.Name()
 }
 
 // waitSent waits until the form's cancellation is on the call's stream, at most limit
@@ -309,13 +343,6 @@ func (c *formContext) waitSent(limit time.Duration) {
 	case <-c.sent:
 	case <-t.C:
 	}
-}
-
-// isProtocolVersionKey reports whether key is go-sdk's context key of a message's
-// protocol version on streamable HTTP (an unexported type, so known by its name).
-func isProtocolVersionKey(key any) bool {
-	t := reflect.TypeOf(key)
-	return t != nil && t.Name() == "protocolVersionContextKey" && t.PkgPath() == "github.com/modelcontextprotocol/go-sdk/mcp"
 }
 
 // streamable reports whether the call came over streamable HTTP, the transport whose
