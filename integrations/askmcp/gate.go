@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/askuser-go/askuser"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,7 +107,8 @@ func NewGate(cs *mcp.ClientSession, opts *GateOptions) *Gate {
 // [Gate]). It returns nil for a call that is not one of this server's tools: a name
 // without the gate's Prefix, or, with no Prefix, a name the server does not list. It
 // asks the server for its tools, so that what decides a call is what the server says
-// at the time.
+// at the time; a server that does not list them within 10 seconds has the call asked
+// about with nothing said of the tool.
 func (g *Gate) Describe(ctx context.Context, call askuser.ToolCall) *askuser.ApprovalOptions {
 	name, ok := g.toolName(call.Name)
 	if !ok {
@@ -270,12 +272,18 @@ func toolDescription(t *mcp.Tool) *askuser.Tool {
 	return out
 }
 
+// listTimeout bounds the listing of a server's tools for one call: a server that does
+// not answer has its call asked about with nothing said of the tool.
+const listTimeout = 10 * time.Second
+
 // tool returns the server's tool of that name as the server lists it now, or nil when
-// it lists none (or cannot list its tools).
+// it lists none (or cannot list its tools within listTimeout).
 func (g *Gate) tool(ctx context.Context, name string) *mcp.Tool {
 	if g.cs == nil {
 		return nil
 	}
+	ctx, stop := context.WithTimeout(ctx, listTimeout)
+	defer stop()
 	for t, err := range g.cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil
