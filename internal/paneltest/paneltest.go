@@ -1,6 +1,6 @@
 // Package paneltest is the person's side of the adapters' tests: a dispatcher asking
 // through a wshub hub on a loopback server, and one device of the session on a real
-// WebSocket that replies as told.
+// WebSocket that replies as told, to questions (New) or approvals (NewApprover).
 package paneltest
 
 import (
@@ -55,6 +55,59 @@ func Silent(askuser.AskData) *askuser.ResultData { return nil }
 // Everything is closed when the test ends.
 func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer Reply) (*askuser.Dispatcher, <-chan askuser.AskData) {
 	t.Helper()
+	asked := make(chan askuser.AskData, 16)
+	d := serve(t, session, opts, func(ev askuser.Event) (string, any) {
+		if ev.Type != askuser.EventAsk {
+			return "", nil
+		}
+		var ask askuser.AskData
+		if err := json.Unmarshal(ev.Data, &ask); err != nil {
+			t.Errorf("the device got an ask it cannot read: %v", err)
+			return "", nil
+		}
+		asked <- ask
+		if data := answer(ask); data != nil {
+			return askuser.EventResult, data
+		}
+		return "", nil
+	})
+	return d, asked
+}
+
+// Decide decides what the person's device sends for an approval: a decision, whose
+// request id and digest are the approval's, or nothing (nil).
+type Decide func(askuser.ApprovalData) *askuser.ApprovalResultData
+
+// NewApprover is [New] for approvals: the device decides every approval it is shown as
+// told, and every approval it is shown is sent on shown.
+func NewApprover(t testing.TB, session askuser.SessionID, opts *askuser.Options, decide Decide) (*askuser.Dispatcher, <-chan askuser.ApprovalData) {
+	t.Helper()
+	shown := make(chan askuser.ApprovalData, 16)
+	d := serve(t, session, opts, func(ev askuser.Event) (string, any) {
+		if ev.Type != askuser.EventApproval {
+			return "", nil
+		}
+		var a askuser.ApprovalData
+		if err := json.Unmarshal(ev.Data, &a); err != nil {
+			t.Errorf("the device got an approval it cannot read: %v", err)
+			return "", nil
+		}
+		shown <- a
+		dec := decide(a)
+		if dec == nil {
+			return "", nil
+		}
+		dec.RequestID, dec.Digest = a.RequestID, a.Digest
+		return askuser.EventApprovalResult, dec
+	})
+	return d, shown
+}
+
+// serve is the hub, the dispatcher and the device of New and NewApprover: handle gets
+// every event the device is shown, and returns the type and data of the event to send
+// back ("" for none).
+func serve(t testing.TB, session askuser.SessionID, opts *askuser.Options, handle func(askuser.Event) (string, any)) *askuser.Dispatcher {
+	t.Helper()
 	hub := wshub.New(&wshub.Options{Authorize: func(*http.Request) ([]askuser.SessionID, error) {
 		return []askuser.SessionID{session}, nil
 	}})
@@ -67,7 +120,6 @@ func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer 
 	if err != nil {
 		t.Fatal(err)
 	}
-	asked := make(chan askuser.AskData, 16)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -77,20 +129,14 @@ func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer 
 				return
 			}
 			ev, err := askuser.ParseEvent(msg)
-			if err != nil || ev.Type != askuser.EventAsk {
+			if err != nil {
 				continue
 			}
-			var ask askuser.AskData
-			if err := json.Unmarshal(ev.Data, &ask); err != nil {
-				t.Errorf("the device got an ask it cannot read: %v", err)
+			typ, data := handle(ev)
+			if typ == "" {
 				continue
 			}
-			asked <- ask
-			data := answer(ask)
-			if data == nil {
-				continue
-			}
-			out, err := askuser.NewEvent(askuser.EventResult, session, data)
+			out, err := askuser.NewEvent(typ, session, data)
 			if err == nil {
 				var b []byte
 				if b, err = out.Encode(); err == nil {
@@ -110,5 +156,5 @@ func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer 
 		_ = hub.Close()
 		srv.Close()
 	})
-	return d, asked
+	return d
 }
