@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -16,7 +17,8 @@ import (
 // Options configure a [Dispatcher]. A nil *Options means all defaults; the zero value of
 // each field means its default.
 type Options struct {
-	// Timeout is how long a question waits for the person. Default [DefaultTimeout].
+	// Timeout is how long a request (a question set, or an approval) waits for the
+	// person. Default [DefaultTimeout].
 	Timeout time.Duration
 	// NewRequestID makes a request id for a call that did not bring one (see
 	// [ToolCall.ID]). It must return unguessable, unique ids: a device that knows a request
@@ -26,11 +28,11 @@ type Options struct {
 	// is connected, instead of asking and waiting for one to connect. It needs a
 	// transport that implements [Presence]; with any other it has no effect.
 	FailWithoutDevice bool
-	// FailOnDisconnect ends the session's questions as [Disconnected] when its last device
+	// FailOnDisconnect ends the session's requests as [Disconnected] when its last device
 	// goes, once DisconnectGrace has passed with no device back, instead of leaving them
 	// pending until answered on a device that reconnects or until they time out (the
 	// default, as in the original design). Noticing a device that is back needs a
-	// transport that implements [Presence]; with any other, the questions end when the
+	// transport that implements [Presence]; with any other, the requests end when the
 	// grace period ends.
 	FailOnDisconnect bool
 	// DisconnectGrace is how long FailOnDisconnect waits for a device to come back. Zero
@@ -39,49 +41,47 @@ type Options struct {
 	// MaxCustomInput bounds an answer's free text, in characters. Default
 	// [DefaultMaxCustomInput].
 	MaxCustomInput int
-	// Store holds the pending questions. Default: in memory, this dispatcher's own. A
-	// Store shared with other dispatchers (the replicas of a host) lets any of them
-	// deliver and answer any question: see [Store], and [Dispatcher.Close] for what
-	// closing leaves in it.
+	// Store holds the pending requests. Default: in memory, this dispatcher's own (it
+	// keeps grants too, until Close). A Store shared with other dispatchers (the
+	// replicas of a host) lets any of them deliver and answer any request: see [Store],
+	// and [Dispatcher.Close] for what closing leaves in it.
 	Store Store
-	// OnAsk, when set, is called after a question set is sent to the session's devices.
-	// It is called synchronously and must return quickly.
-	OnAsk func(Asked)
-	// OnEnd, when set, is called once for every question set that ends, by the
-	// dispatcher that ended it, however it ends, including calls refused as [Invalid] or
-	// [Undelivered] before anything was asked. A call that joined a pending question
-	// shares that question's OnEnd. It is called synchronously and must return quickly.
-	OnEnd func(Ended)
+	// Policy, when set, gates the host's own tool calls that [Dispatcher.Wrap] passes
+	// on, and is what [Dispatcher.Approve] applies: see [Policy]. Without it Wrap passes
+	// them on at once, and Approve asks the person about every call. New panics on a
+	// Policy with a mistake in it (a rule without a tool, a schema that does not compile).
+	Policy *Policy
+	// Notifier, when set, is told of each request that has gone NotifyAfter with no
+	// device showing it (see [Notifier]).
+	Notifier Notifier
+	// NotifyAfter is how long a request waits unseen before it is given to the
+	// Notifier. Default [DefaultNotifyAfter].
+	NotifyAfter time.Duration
+	// Observer, when set, is told of every call and request, for traces, metrics and
+	// logs: see [Observer]; [Hooks] takes plain functions.
+	Observer Observer
+	// Logger, when set, logs each request's life at debug level, each decision on a
+	// gated tool call at info level, and failures of the store and refused device events
+	// at warn level, with attributes named as the metrics name them
+	// (askuser.request.kind, askuser.outcome, askuser.refusal.code, ...).
+	Logger *slog.Logger
 }
 
-// Asked describes a question set just sent, for [Options.OnAsk].
-type Asked struct {
-	Session   SessionID
-	RequestID string
-	Questions int
-	ExpiresAt time.Time
-}
-
-// Ended describes a question set that ended, for [Options.OnEnd].
-type Ended struct {
-	Session   SessionID
-	RequestID string
-	Outcome   Outcome
-	// Waited is how long the question was pending; zero when it never was.
-	Waited time.Duration
-	Err    error
-}
-
-// Dispatcher runs ask_user_questions calls: it validates the model's arguments, records
-// the question in its [Store], sends it through its [Transport], waits for the first way
-// the call can end, and returns the tool result. It implements [Inbound] for the
-// transport's events. All methods may be called concurrently.
+// Dispatcher runs ask_user_questions calls, and approvals of the host's own tool calls:
+// it validates what the model wrote, records the request in its [Store], sends it
+// through its [Transport], waits for the first way the request can end, and returns
+// what the model reads. It implements [Inbound] for the transport's events. All methods
+// may be called concurrently.
 type Dispatcher struct {
 	t        Transport
 	presence Presence
 	opts     Options
+	policy   *policy      // nil without Options.Policy
+	obs      Observer     // Options.Observer, or nil
+	log      *slog.Logger // Options.Logger, or nil
 	store    Store
-	own      *registry // the store, when it is this dispatcher's own
+	grants   GrantStore // the store's, or nil
+	own      *registry  // the store, when it is this dispatcher's own
 	calls    *calls
 	stop     func() // stops the store's Watch
 
@@ -94,14 +94,17 @@ type Dispatcher struct {
 	closing     context.Context
 	closeFlight context.CancelFunc
 
-	// keys orders the events of one question (see keyLocks): an answer from a device
-	// that joined and was shown the question can come before its ask has gone out.
+	// keys orders the events of one request (see keyLocks): an answer from a device
+	// that joined and was shown the request can come before its ask has gone out.
 	keys keyLocks
+
+	notices notices // the requests the Notifier may be told of
 }
 
 // New returns a dispatcher that reaches devices through t. opts may be nil; it is copied.
-// New panics when a duration or bound in opts is negative: zero means the default, and
-// a negative value is a mistake better caught at start than guessed at.
+// New panics when a duration or bound in opts is negative (zero means the default, and
+// a negative value is a mistake better caught at start than guessed at), and on a
+// mistake in opts.Policy.
 func New(t Transport, opts *Options) *Dispatcher {
 	d := &Dispatcher{t: t, grace: make(map[SessionID]*time.Timer), calls: newCalls()}
 	if opts != nil {
@@ -114,6 +117,11 @@ func New(t Transport, opts *Options) *Dispatcher {
 		panic("askuser: Options.DisconnectGrace is negative")
 	case d.opts.MaxCustomInput < 0:
 		panic("askuser: Options.MaxCustomInput is negative")
+	case d.opts.NotifyAfter < 0:
+		panic("askuser: Options.NotifyAfter is negative")
+	}
+	if d.opts.NotifyAfter == 0 {
+		d.opts.NotifyAfter = DefaultNotifyAfter
 	}
 	if d.opts.Timeout == 0 {
 		d.opts.Timeout = DefaultTimeout
@@ -121,15 +129,24 @@ func New(t Transport, opts *Options) *Dispatcher {
 	if d.opts.NewRequestID == nil {
 		d.opts.NewRequestID = uuid.NewString
 	}
+	if d.opts.Policy != nil {
+		p, err := compilePolicy(d.opts.Policy)
+		if err != nil {
+			panic("askuser: Options.Policy: " + err.Error())
+		}
+		d.policy = p
+	}
+	d.obs, d.log = d.opts.Observer, d.opts.Logger
 	d.presence, _ = t.(Presence)
 	d.store = d.opts.Store
 	if d.store == nil {
 		d.own = newRegistry()
 		d.store = d.own
 	}
-	d.stop = d.store.Watch(func(rec Record) { d.calls.deliver(rec, nil) })
+	d.grants, _ = d.store.(GrantStore)
+	d.stop = d.store.Watch(d.ended)
 	d.keys.cancel = func(c cancelReq) {
-		if !d.calls.waiting(key{c.rec.Session, c.rec.Ask.RequestID}, c.rec.Rev) {
+		if !d.calls.waiting(key{c.rec.Session, c.rec.RequestID()}, c.rec.Rev) {
 			d.end(context.Background(), c.rec, c.cause)
 		}
 	}
@@ -187,22 +204,30 @@ func (r Result) IsError() bool { return r.Outcome != Answered }
 // question asks something else, the call ends at once as [Invalid], saying the id is
 // taken, and the question is left as it is.
 func (d *Dispatcher) Dispatch(ctx context.Context, call ToolCall) Result {
-	req, err := ParseArguments(call.Arguments)
-	if err != nil {
-		return d.refuse(call.Session, call.ID, err)
+	ctx, done := d.begin(ctx, CallInfo{Kind: KindQuestion, Session: call.Session, ID: call.ID, Tool: ToolName, Arguments: call.Arguments})
+	var res Result
+	if req, err := ParseArguments(call.Arguments); err != nil {
+		res = d.refuse(call.Session, call.ID, err)
+	} else {
+		res = d.ask(ctx, call.Session, call.ID, req)
 	}
-	return d.ask(ctx, call.Session, call.ID, req)
+	done(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
+	return res
 }
 
 // Ask asks req, built in Go rather than by a model, with the same rules and outcomes as
 // [Dispatcher.Dispatch]. id may be empty. Ask keeps its own copy of req: changing req
 // afterwards changes nothing that devices are shown or answers are checked against.
 func (d *Dispatcher) Ask(ctx context.Context, session SessionID, id string, req *Request) Result {
-	own, err := req.validated()
-	if err != nil {
-		return d.refuse(session, id, err)
+	ctx, done := d.begin(ctx, CallInfo{Kind: KindQuestion, Session: session, ID: id, Tool: ToolName})
+	var res Result
+	if own, err := req.validated(); err != nil {
+		res = d.refuse(session, id, err)
+	} else {
+		res = d.ask(ctx, session, id, own)
 	}
-	return d.ask(ctx, session, id, own)
+	done(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
+	return res
 }
 
 // refuse ends a call refused before anything was asked; err is an [*ArgumentsError].
@@ -215,7 +240,7 @@ func (d *Dispatcher) refuse(session SessionID, id string, err error) Result {
 	if !utf8.ValidString(id) || len(id) > MaxRequestIDBytes {
 		res.RequestID = ""
 	}
-	d.report(session, res, 0)
+	d.report(Record{Session: session, Ask: AskData{RequestID: res.RequestID}, Outcome: Invalid}, err, 0)
 	return res
 }
 
@@ -239,76 +264,25 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 	if problem := requestIDProblem(id); problem != "" {
 		return d.refuse(session, id, &ArgumentsError{Problems: []string{problem}})
 	}
-	if d.opts.FailWithoutDevice && d.presence != nil && !d.presence.Connected(session) {
-		return d.ended(Record{Session: session, Ask: AskData{RequestID: id}, Outcome: Undelivered}, errNoDevice, 0)
-	}
-	k := key{session, id}
-	w, ok := d.calls.add(k)
-	if !ok {
-		return d.ended(Record{Session: session, Ask: AskData{RequestID: id}, Outcome: Shutdown}, nil, 0)
-	}
 	now := time.Now()
 	rec := Record{
 		Session: session,
 		Ask:     AskData{RequestID: id, Questions: req.Questions, Metadata: req.Metadata, ExpiresAt: now.Add(d.opts.Timeout).UTC()},
 		AskedAt: now,
 	}
-	d.keys.lockAsk(k)
-	rec, created, err := d.put(ctx, rec)
-	if err == nil && rec.Outcome == 0 && (created || sameQuestions(rec.Ask, req)) {
-		// Bound under the key's lock, which a caller that cancels takes to see whether
-		// it is the last one waiting.
-		d.calls.bind(w, rec.Rev)
-	}
-	var sendErr error
-	if err == nil && created {
-		d.keys.beforeAsk(k, rec.Rev, d.announce)
-		sendErr = d.send(ctx, rec)
-	}
-	d.keys.unlock(k, d.announce)
-	d.calls.settled() // Close waits for this: no ask goes out after it returns
-	switch {
-	case errors.Is(err, ErrClosed):
-		d.calls.remove(w)
-		return d.ended(Record{Session: session, Ask: AskData{RequestID: id}, Outcome: Shutdown}, nil, 0)
-	case err != nil:
-		d.calls.remove(w)
-		return d.ended(Record{Session: session, Ask: AskData{RequestID: id}, Outcome: Undelivered}, fmt.Errorf("%w: recording the question: %w", ErrUndelivered, err), 0)
-	case !created && !sameQuestions(rec.Ask, req):
-		d.calls.remove(w)
+	rec, err := d.request(ctx, rec, func(cur Record) bool { return cur.Approval == nil && sameQuestions(cur.Ask, req) })
+	if errors.Is(err, errIDTaken) {
 		taken := "is already asking different questions, which are still waiting for the user"
-		if rec.Outcome != 0 {
+		switch {
+		case rec.Approval != nil:
+			taken = "names a tool call waiting for the user's approval"
+		case rec.Outcome != 0:
 			taken = "has already asked different questions"
 		}
 		return d.refuse(session, id, &ArgumentsError{Problems: []string{fmt.Sprintf(
 			"id: the tool-call id %q %s; ask these in a call with its own id", truncate(id, 64), taken)}})
-	case rec.Outcome != 0: // ended, and kept: a run resumed with the same call
-		d.calls.remove(w)
-		return d.result(rec, nil)
 	}
-	if sendErr != nil {
-		rec.Outcome = Undelivered
-		d.end(context.Background(), rec, sendErr)
-	}
-	return d.wait(ctx, w, rec)
-}
-
-// put records rec in the store. A shared store's Put, which may take as long as the
-// network does, is cancelled by Close (and then fails with ErrClosed); the dispatcher's
-// own store never blocks.
-func (d *Dispatcher) put(ctx context.Context, rec Record) (Record, bool, error) {
-	if d.own != nil {
-		return d.store.Put(ctx, rec)
-	}
-	putCtx, stopPut := context.WithCancelCause(ctx)
-	defer stopPut(nil)
-	stopAfter := context.AfterFunc(d.closing, func() { stopPut(ErrClosed) })
-	defer stopAfter()
-	rec, created, err := d.store.Put(putCtx, rec)
-	if err != nil && errors.Is(context.Cause(putCtx), ErrClosed) {
-		err = ErrClosed
-	}
-	return rec, created, err
+	return d.result(rec, err)
 }
 
 // sameQuestions reports whether a asks what req asks.
@@ -318,151 +292,12 @@ func sameQuestions(a AskData, req *Request) bool {
 	})
 }
 
-// send delivers the ask event, and returns why it could not, an error wrapping
-// [ErrUndelivered].
-func (d *Dispatcher) send(ctx context.Context, rec Record) error {
-	ev, err := NewEvent(EventAsk, rec.Session, &rec.Ask)
-	if err == nil {
-		err = d.t.Send(ctx, ev)
-	}
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUndelivered, err)
-	}
-	if d.opts.OnAsk != nil {
-		d.opts.OnAsk(Asked{Session: rec.Session, RequestID: rec.Ask.RequestID, Questions: len(rec.Ask.Questions), ExpiresAt: rec.Ask.ExpiresAt})
-	}
-	return nil
-}
-
-// wait waits for the question w waits for to end, and returns the result. The question
-// times out at its expiry; when ctx ends first, the caller stops waiting, and if no other
-// caller of this dispatcher waits for it, the question ends as [Cancelled] so that nothing
-// is left pending with nobody to read the answer. Should the store fail to record that
-// end, the call returns it anyway, with the store's error; the question stays in the
-// store until someone else ends it or it expires there.
-func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) Result {
-	t := time.NewTimer(time.Until(rec.Ask.ExpiresAt))
-	defer t.Stop()
-	var cause error
-	var err error
-	select {
-	case <-w.done:
-		return d.result(w.end.record(rec), w.end.err)
-	case <-t.C:
-		rec.Outcome = TimedOut
-		_, err = d.end(context.Background(), rec, nil)
-	case <-ctx.Done():
-		cause = errors.Join(ErrCancelled, context.Cause(ctx))
-		rec.Outcome = Cancelled
-		// Under the key's lock no caller can join the question (callers bind under it),
-		// so that none is left waiting for a question this one ends as Cancelled.
-		k := key{rec.Session, rec.Ask.RequestID}
-		took, ended := d.keys.lockOrHandOff(k, cancelReq{rec, cause}, func() bool { return d.calls.remove(w) })
-		if !took {
-			if ended {
-				break // it ended meanwhile: that end is the result, below
-			}
-			// The holder ends the question unless a caller that it bound still waits.
-			return d.result(rec, cause)
-		}
-		in, alone := d.calls.alone(w)
-		if !in {
-			// Ended, or shut down, meanwhile: that end is the result, below.
-			d.keys.unlock(k, d.announce)
-			break
-		}
-		if !alone {
-			left := d.calls.remove(w)
-			d.keys.unlock(k, d.announce)
-			if left {
-				// Others still wait: the question stays open for them.
-				return d.result(rec, cause)
-			}
-			// It ended meanwhile: that end is the result, below.
-			break
-		}
-		_, err = d.end(context.Background(), rec, cause)
-		d.keys.unlock(k, d.announce)
-	}
-	if err != nil && d.calls.remove(w) {
-		return d.result(rec, errors.Join(endingOf(rec.Outcome, nil).err, cause, err))
-	}
-	// Ended by us, or a moment earlier by someone else, whose end is what w gets: the
-	// first wins.
-	e := w.wait()
-	return d.result(e.record(rec), e.err)
-}
-
-// end tries to end rec's question with rec.Outcome (and rec.Answers), and reports
-// whether it did, or the store's error. The dispatcher that ends a question tells every
-// device of the session, then the host's hook, then the callers waiting here; an end by
-// another dispatcher sharing the store reaches the callers here through the store's
-// Watch. When the store says the question had already ended, its record is fetched and
-// delivered here too, in case the Watch has not. ctx bounds the store's work.
-func (d *Dispatcher) end(ctx context.Context, rec Record, err error) (bool, error) {
-	k := key{rec.Session, rec.Ask.RequestID}
-	holder := d.keys.enter(k)
-	won, serr := d.store.End(ctx, rec)
-	switch {
-	case holder:
-		if won {
-			d.announce(rec)
-		}
-		d.keys.unlock(k, d.announce)
-	case won:
-		d.keys.leave(k, &rec) // the holder sends the resolution, after the ask it is sending
-	default:
-		d.keys.leave(k, nil)
-	}
-	if serr != nil {
-		// Maybe ended by this very end, maybe not: it cannot be told, and a store that
-		// has just failed would most likely make a caller wait as long again to say.
-		// The store's Watch delivers the end, should there be one.
-		return false, serr
-	}
-	if !won {
-		if cur, gerr := d.store.Get(ctx, rec.Session, rec.Ask.RequestID); gerr == nil && cur.Rev == rec.Rev && cur.Outcome != 0 {
-			d.calls.deliver(cur, nil)
-		}
-		return false, nil
-	}
-	if d.opts.OnEnd != nil {
-		d.report(rec.Session, d.result(rec, err), time.Since(rec.AskedAt))
-	}
-	d.calls.deliver(rec, err)
-	return true, nil
-}
-
-// announce sends the resolved event, with the answers of an answered question, to every
-// device of the session. Best effort: a device that misses it is not shown the question
-// again on reconnect, since it is no longer pending.
-func (d *Dispatcher) announce(rec Record) {
-	ev, err := NewEvent(EventResolved, rec.Session, ResolvedData{RequestID: rec.Ask.RequestID, Outcome: rec.Outcome, Answers: rec.Answers})
-	if err == nil {
-		_ = d.t.Send(context.Background(), ev)
-	}
-}
-
-// ended reports and returns the result of a call that ended before its question was
-// recorded.
-func (d *Dispatcher) ended(rec Record, err error, waited time.Duration) Result {
-	res := d.result(rec, err)
-	d.report(rec.Session, res, waited)
-	return res
-}
-
-func (d *Dispatcher) report(session SessionID, res Result, waited time.Duration) {
-	if d.opts.OnEnd != nil {
-		d.opts.OnEnd(Ended{Session: session, RequestID: res.RequestID, Outcome: res.Outcome, Waited: waited, Err: res.Err})
-	}
-}
-
 // result renders an ended question as the model's tool result. err, when set, is the
 // call's error, the outcome's sentinel with its cause; otherwise it is the sentinel.
 func (d *Dispatcher) result(rec Record, err error) Result {
 	res := Result{Outcome: rec.Outcome, RequestID: rec.Ask.RequestID, Err: err}
 	e := endingOf(rec.Outcome, err)
-	if e == nil { // an outcome this version does not know, from a shared store
+	if e == nil || rec.Outcome >= Approved { // an outcome this version does not know, from a shared store
 		e = endingOf(Undelivered, nil)
 	}
 	if res.Err == nil {
@@ -481,14 +316,19 @@ func (d *Dispatcher) result(rec Record, err error) Result {
 type ToolFunc func(ctx context.Context, call ToolCall) (string, error)
 
 // Wrap returns a ToolFunc that routes ask_user_questions calls to d, with no permission
-// check in between (asking is not an action the person has to approve), and passes
-// every other call to next untouched. When next is nil, other tools get an error.
+// check in between (asking is not an action the person has to approve), and every other
+// call to next: at once without [Options.Policy], and through the policy's gate with one
+// ([Dispatcher.Approve]), so that next runs only a call that may run, with the arguments
+// it may run with. When next is nil, other tools get an error.
 //
 // For ask_user_questions the returned string is always the tool result for the model
 // ([Result.Content]). The error is nil when the person answered; otherwise it is a
 // [*ResultError] whose Error is that same content, so that a host that turns a tool's
 // error into an error result for the model (is_error, say) sends exactly what askuser
-// means either way.
+// means either way. For a gated call that may not run, the string is the refusal the
+// model reads ([ApprovalResult.Content]) and the error a [*ResultError] too; for one that
+// ran, they are next's, the string with the notice of an edit when the person edited the
+// arguments.
 func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
 	return func(ctx context.Context, call ToolCall) (string, error) {
 		if call.Name == ToolName {
@@ -501,23 +341,43 @@ func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
 		if next == nil {
 			return "", fmt.Errorf("askuser: no dispatcher for tool %q", call.Name)
 		}
-		return next(ctx, call)
+		if d.policy == nil {
+			return next(ctx, call)
+		}
+		return d.gated(ctx, call, next)
 	}
 }
 
 // HandleEvent takes one event from a device of ev.SessionID, which the transport must
-// have checked the device may act for. It takes [EventResult] events: answers, or
-// {"requestId": ..., "declined": true}. It returns nil when the event was accepted; an
-// [*AnswerError] when the answers are refused (the question stays open); an error
-// matching [ErrNotPending] when no such question is pending; an error wrapping the
-// store's when a shared [Store] could not read or record it (the device may send it
-// again); and errors wrapping [ErrMalformedEvent] or [ErrUnsupportedEvent] for anything
-// else. ctx bounds what a shared store does for the event: a transport that must refuse
-// within a time gives it a deadline.
+// have checked the device may act for: [EventResult] events, answers or {"requestId":
+// ..., "declined": true}, and [EventApprovalResult] events, decisions. It returns nil
+// when the event was accepted; an [*AnswerError] when the answers or the decision are
+// refused (the request stays open); an error matching [ErrNotPending] when no such
+// request is pending (or it is of the other kind); an error wrapping the store's when a
+// shared [Store] could not read or record it (the device may send it again); and errors
+// wrapping [ErrMalformedEvent] or [ErrUnsupportedEvent] for anything else. ctx bounds
+// what a shared store does for the event: a transport that must refuse within a time
+// gives it a deadline. ev.User, set by the transport, is recorded as who decided.
 func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
-	if ev.Type != EventResult {
-		return fmt.Errorf("%w: %q", ErrUnsupportedEvent, truncate(ev.Type, 64))
+	var err error
+	switch ev.Type {
+	case EventResult:
+		err = d.handleAnswer(ctx, ev)
+	case EventApprovalResult:
+		err = d.handleDecision(ctx, ev)
+	default:
+		err = fmt.Errorf("%w: %q", ErrUnsupportedEvent, truncate(ev.Type, 64))
 	}
+	if err != nil && d.log != nil {
+		d.warn(ctx, "askuser: device event refused", slog.String("askuser.refusal.code", errorCode(err)),
+			slog.String("askuser.session", ev.SessionID.String()), slog.String("askuser.request.id", ev.RequestID()),
+			slog.String("error", err.Error()))
+	}
+	return err
+}
+
+// handleAnswer takes a device's answers to a question set, or its decline.
+func (d *Dispatcher) handleAnswer(ctx context.Context, ev Event) error {
 	if len(ev.Data) == 0 {
 		return fmt.Errorf("%w: %s without data", ErrMalformedEvent, EventResult)
 	}
@@ -532,7 +392,7 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 		return fmt.Errorf("%w: %s data: a decline carries no answers", ErrMalformedEvent, EventResult)
 	}
 	rec, err := d.store.Get(ctx, ev.SessionID, data.RequestID)
-	if errors.Is(err, ErrNotPending) || err == nil && rec.Outcome != 0 {
+	if errors.Is(err, ErrNotPending) || err == nil && (rec.Outcome != 0 || rec.Approval != nil) {
 		return ErrNotPending
 	}
 	if err != nil {
@@ -557,15 +417,15 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
 	return nil
 }
 
-// CancelSession ends every pending question of the session as [Cancelled], so that each
-// waiting call returns {"error": "Session cancelled"}, and returns how many it ended.
-// Other sessions are not touched. With a shared [Store], the questions end wherever they
-// were asked.
+// CancelSession ends every pending request of the session, questions and approvals, as
+// [Cancelled], so that each waiting call returns {"error": "Session cancelled"} (an
+// approval's says the tool did not run), and returns how many it ended. Other sessions
+// are not touched. With a shared [Store], the requests end wherever they were made.
 func (d *Dispatcher) CancelSession(session SessionID) int {
 	return d.endSession(session, Cancelled, nil)
 }
 
-// endSession ends the session's pending questions with outcome o.
+// endSession ends the session's pending requests with outcome o.
 func (d *Dispatcher) endSession(session SessionID, o Outcome, err error) int {
 	recs, _ := d.store.Pending(context.Background(), session)
 	n := 0
@@ -578,8 +438,8 @@ func (d *Dispatcher) endSession(session SessionID, o Outcome, err error) int {
 	return n
 }
 
-// Waiting reports whether the session has a question waiting for the person: a host
-// queues the person's new messages meanwhile (§6.5).
+// Waiting reports whether the session has a request waiting for the person, a question
+// set or an approval: a host queues the person's new messages meanwhile (§6.5).
 func (d *Dispatcher) Waiting(session SessionID) bool {
 	if d.own != nil {
 		return d.own.waiting(session)
@@ -588,21 +448,47 @@ func (d *Dispatcher) Waiting(session SessionID) bool {
 	return len(recs) > 0
 }
 
-// Pending returns the session's pending questions, oldest first, as the data of their
-// ask events: to show a device that connects, or to list what the person owes an answer.
-// They are copies: changing them changes nothing pending. With a shared [Store], they
-// include the questions asked by other dispatchers; should the store fail, Pending
-// returns none.
+// Pending returns the session's pending question sets, oldest first, as the data of
+// their ask events: to show a device that connects (with [Dispatcher.PendingApprovals]),
+// or to list what the person owes an answer. They are copies: changing them changes
+// nothing pending. With a shared [Store], they include the questions asked by other
+// dispatchers; should the store fail, Pending returns none.
 func (d *Dispatcher) Pending(session SessionID) []AskData {
 	recs, _ := d.store.Pending(context.Background(), session)
-	if len(recs) == 0 {
-		return nil
-	}
-	out := make([]AskData, len(recs))
-	for i, rec := range recs {
-		out[i] = rec.Ask.clone()
+	var out []AskData
+	for _, rec := range recs {
+		if rec.Approval == nil {
+			out = append(out, rec.Ask.clone())
+		}
 	}
 	return out
+}
+
+// PendingApprovals returns the session's pending approvals, oldest first, as the data of
+// their tool_approval events, as [Dispatcher.Pending] does for question sets.
+func (d *Dispatcher) PendingApprovals(session SessionID) []ApprovalData {
+	recs, _ := d.store.Pending(context.Background(), session)
+	var out []ApprovalData
+	for _, rec := range recs {
+		if rec.Approval != nil {
+			out = append(out, rec.Approval.clone())
+		}
+	}
+	return out
+}
+
+// Lookup returns the request recorded under session and id, pending or ended: ended
+// and kept by a shared store, or, with the dispatcher's own store, ended lately (until it
+// would have expired). An error matching [ErrNotPending] says there is none. It is how
+// the page of an answer link says how its request ended.
+func (d *Dispatcher) Lookup(ctx context.Context, session SessionID, id string) (Record, error) {
+	if d.own != nil {
+		if rec, ok := d.own.lookup(session, id); ok {
+			return rec, nil
+		}
+		return Record{}, ErrNotPending
+	}
+	return d.store.Get(ctx, session, id)
 }
 
 // Disconnected tells the dispatcher that the session's last device has gone. With
@@ -672,6 +558,7 @@ func (d *Dispatcher) Close() error {
 	d.closeFlight()
 	d.failing.Wait()
 	d.stop()
+	d.closeNotices()
 	if d.own != nil {
 		// New calls are refused; every question recorded ends here, and a caller whose
 		// question is being recorded now gets ErrClosed from the store. A question that

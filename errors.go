@@ -16,6 +16,8 @@ var (
 	ErrDisconnected     = errors.New("askuser: user disconnected before answering")
 	ErrClosed           = errors.New("askuser: dispatcher closed")
 	ErrInvalidArguments = errors.New("askuser: invalid ask_user_questions arguments")
+	// ErrDenied: a tool call was denied, by the person or by a rule; it must not run.
+	ErrDenied = errors.New("askuser: tool call denied")
 )
 
 // Errors of a device's event, which [Dispatcher.HandleEvent] and transports return, and

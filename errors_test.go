@@ -48,6 +48,21 @@ func TestErrorsDocIsCurrent(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", n, mdEscape(tc.Name), mdCode(tc.Msg), code, msg)
 	}
+	b.WriteString("\n## Malformed and refused decisions\n\n")
+	b.WriteString("Each message is sent by a device of session 123 while the approval `r1` is pending: `delete_branch` with\n")
+	b.WriteString("the arguments `" + DecisionArgs + "`, offering approve, deny and edit, whose schema takes a non-empty `name` and nothing else.\n")
+	b.WriteString("A refused decision gets the error below, sent to that device alone as an `ask_user_questions_error`\n")
+	b.WriteString("event with this `code`; the approval stays pending and can still be decided.\n\n")
+	b.WriteString("| # | case | message | code | error |\n|---|---|---|---|---|\n")
+	n = 0
+	for _, tc := range DecisionCases {
+		n++
+		code, msg := "*accepted*", ""
+		if tc.Code != "" {
+			code, msg = "`"+tc.Code+"`", mdEscape(tc.Err)
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", n, mdEscape(tc.Name), mdCode(tc.Msg), code, msg)
+	}
 	const path = "docs/ERRORS.md"
 	if *update {
 		require.NoError(t, os.MkdirAll("docs", 0o755))

@@ -27,6 +27,11 @@ const (
 	// EventError is sent to the one device whose inbound event was refused. Its data is an
 	// [ErrorData].
 	EventError = "ask_user_questions_error"
+	// EventVisibility is sent by a device when its page becomes hidden or visible again,
+	// with the data {"visible": true|false}, so that its transport knows whether anyone
+	// is looking (see [Attention]). A device that never sends it counts as visible while
+	// connected. Transports take it; the dispatcher does not.
+	EventVisibility = "device_visibility"
 )
 
 // AskData is the data of an [EventAsk]: one pending question set.
@@ -73,7 +78,9 @@ type ResolvedData struct {
 type ErrorData struct {
 	// RequestID names the question the refused event was about, when it named one.
 	RequestID string `json:"requestId,omitempty"`
-	// Code is a stable machine-readable reason: see [ErrorCode].
+	// Code is a stable machine-readable reason: "invalid_answer", "not_pending",
+	// "malformed_event", "unsupported_event", "forbidden", or "internal" for anything
+	// else (docs/PROTOCOL.md says when each is sent).
 	Code string `json:"code"`
 	// Message is a human-readable reason.
 	Message string `json:"message"`
@@ -185,11 +192,20 @@ type Event struct {
 	Type      string          `json:"type"`
 	SessionID SessionID       `json:"sessionId"`
 	Data      json.RawMessage `json:"data,omitempty"`
+	// User is who sent an inbound event: the principal the transport authenticated the
+	// device as (a user id), recorded as who decided an approval. The transport sets it,
+	// as it sets SessionID; it is never read from, nor written to, the wire.
+	User string `json:"-"`
+	// Via says how an inbound event came, set by the transport: "" from a device's own
+	// connection, "link" from an answer or action link (see package notify). It is
+	// recorded with a decision, and never read from, nor written to, the wire.
+	Via string `json:"-"`
 }
 
 // NewEvent returns an event of the given type whose data is v encoded as JSON. The data
 // types of the protocol ([AskData], [ResultData], [ResolvedData], [ErrorData]) are
-// written in the library's one spelling, the same on every Go release: strings escape
+// written in the library's one spelling, the same on every Go release (and so are the
+// approvals' [ApprovalData], [ApprovalResultData] and [ApprovalResolvedData]): strings escape
 // only what JSON requires plus U+2028 and U+2029, and invalid UTF-8 becomes U+FFFD. Any
 // other v is encoded with encoding/json.
 func NewEvent(typ string, session SessionID, v any) (Event, error) {
@@ -206,6 +222,14 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 		data = encodeResultData(&a)
 	case ErrorData:
 		data = encodeErrorData(&a)
+	case *ApprovalData:
+		data, err = encodeApprovalData(a)
+	case ApprovalData:
+		data, err = encodeApprovalData(&a)
+	case ApprovalResolvedData:
+		data, err = encodeApprovalResolvedData(a)
+	case ApprovalResultData:
+		data, err = encodeApprovalResultData(&a)
 	default:
 		data, err = marshal(v)
 	}
@@ -390,7 +414,7 @@ const maxErrorMessage = 512
 // requestID names the question concerned, when known; an [*AnswerError] supplies its own,
 // and its problems go in the problems list, not again in the message. Whatever the device
 // sent, the event stays small: the message and the request id are cut short, and an
-// answer's problems are at most a handful (see [CheckAnswers]).
+// answer's problems are at most a handful (five, then how many more there were).
 func ErrorEvent(session SessionID, requestID string, err error) Event {
 	data := ErrorData{RequestID: requestID, Code: errorCode(err), Message: err.Error()}
 	if ae, ok := errors.AsType[*AnswerError](err); ok {

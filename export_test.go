@@ -36,5 +36,8 @@ func (d *Dispatcher) PendingLen() int { return d.own.len() }
 // NewRegistry returns the default store, the in-memory registry, for its conformance test.
 func NewRegistry() Store { return newRegistry() }
 
+// SchemaCheck validates arguments against a tool's JSON Schema.
+var SchemaCheck = schemaCheck
+
 // CheckAnswers validates answers against the questions they answer.
 var CheckAnswers = checkAnswers

@@ -29,6 +29,15 @@ const (
 	// Invalid: the call was refused before anything was asked (invalid arguments, or an id
 	// no device could answer or that another question holds); no device was bothered.
 	Invalid
+	// Approved: the tool call may run as the model wrote it, approved by the person, by
+	// a rule, or by a grant of an earlier "always" decision. Approvals only.
+	Approved
+	// Edited: the person edited the tool call's arguments; it may run with theirs.
+	// Approvals only.
+	Edited
+	// Denied: the tool call must not run, denied by the person or by a rule. Approvals
+	// only.
+	Denied
 )
 
 // ending is one way a call can end: everything the library says of it, in one row.
@@ -60,6 +69,9 @@ var endings = [...]ending{
 	{Disconnected, "disconnected", ErrDisconnected, `{"error": "User disconnected before answering"}`, "No answer: disconnected", "未回答:连接已断开"},
 	{Shutdown, "shutdown", ErrClosed, `{"error": "The question service is shutting down"}`, "No answer: service shutting down", "未回答:服务正在关闭"},
 	{Invalid, "invalid", ErrInvalidArguments, "", "", ""},
+	{Approved, "approved", nil, "", "", ""},
+	{Edited, "edited", nil, "", "", ""},
+	{Denied, "denied", ErrDenied, "", "", ""},
 }
 
 // endingOf returns the row of outcome o, or nil for an unknown outcome. err, the call's
@@ -74,8 +86,10 @@ func endingOf(o Outcome, err error) *ending {
 	return nil
 }
 
-// String returns the outcome's wire name: "answered", "declined", "timeout", "cancelled",
-// "undelivered", "disconnected", "shutdown" or "invalid".
+// String returns the outcome's wire name in ask_user_questions_resolved: "answered",
+// "declined", "timeout", "cancelled", "undelivered", "disconnected", "shutdown",
+// "invalid", and for approvals "approved", "edited" and "denied". (In
+// tool_approval_resolved, TimedOut is "timed_out".)
 func (o Outcome) String() string {
 	if e := endingOf(o, nil); e != nil {
 		return e.name

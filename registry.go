@@ -2,7 +2,9 @@ package askuser
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"time"
 )
 
 // The registry of the design card: what is pending, keyed by session and request id, and
@@ -16,16 +18,35 @@ import (
 // A shared store (the cluster module's, say) replaces the first part; the second is
 // always the dispatcher's own.
 
-// registry is the default [Store]: the pending question sets of one dispatcher, in
-// memory. An ended question set is forgotten at once, so a request id can be asked again
-// as soon as its question has ended.
+// registry is the default [Store], and a [GrantStore]: the pending requests of one
+// dispatcher, in memory, and the grants of its sessions. An ended request is forgotten
+// at once, so a request id can be used again as soon as its request has ended; grants
+// are kept until revoked.
 type registry struct {
 	mu       sync.Mutex
 	closed   bool // Put fails with ErrClosed
 	rev      uint64
 	pending  map[key]*entry
 	sessions map[SessionID]entryList // by value: a session's first question allocates nothing more
+	grants   map[SessionID][]Grant   // oldest first
+	// recent holds the requests ended lately, until they would have expired, for
+	// Lookup (a link's page says how its request ended): at most maxRecent, the oldest
+	// dropped first. Each keeps the entry it had while pending. ring holds their keys in
+	// the order they ended, oldest at head once it is full.
+	recent map[key]*entry
+	ring   []recentKey
+	head   int
 }
+
+// recentKey names one ended request in the order they ended; a key asked again is in
+// the ring once per request.
+type recentKey struct {
+	k   key
+	rev uint64
+}
+
+// maxRecent bounds the ended requests the registry keeps for Lookup.
+const maxRecent = 4096
 
 // key is a struct, not a joined string: session ids may contain any character.
 type key struct {
@@ -50,7 +71,7 @@ func newRegistry() *registry {
 }
 
 func (s *registry) Put(_ context.Context, rec Record) (Record, bool, error) {
-	k := key{rec.Session, rec.Ask.RequestID}
+	k := key{rec.Session, rec.RequestID()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -85,7 +106,7 @@ func (s *registry) Get(_ context.Context, session SessionID, id string) (Record,
 }
 
 func (s *registry) End(_ context.Context, rec Record) (bool, error) {
-	k := key{rec.Session, rec.Ask.RequestID}
+	k := key{rec.Session, rec.RequestID()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.pending[k]
@@ -110,7 +131,44 @@ func (s *registry) End(_ context.Context, rec Record) (bool, error) {
 	} else {
 		s.sessions[k.session] = l
 	}
+	s.keepRecent(k, m, rec)
 	return true, nil
+}
+
+// keepRecent keeps m, whose request has just ended as rec, for Lookup, in place of the
+// oldest ended request once maxRecent are kept. s.mu is held. It allocates nothing once
+// the ring is full: the entry is the one the request had while pending.
+func (s *registry) keepRecent(k key, m *entry, rec Record) {
+	if s.recent == nil {
+		s.recent = make(map[key]*entry)
+	}
+	m.rec = rec
+	if len(s.ring) < maxRecent {
+		s.ring = append(s.ring, recentKey{k, rec.Rev})
+	} else {
+		old := s.ring[s.head]
+		if e := s.recent[old.k]; e != nil && e.rec.Rev == old.rev {
+			delete(s.recent, old.k)
+		}
+		s.ring[s.head] = recentKey{k, rec.Rev}
+		s.head = (s.head + 1) % maxRecent
+	}
+	s.recent[k] = m
+}
+
+// lookup returns the request of session and id, pending or ended lately.
+func (s *registry) lookup(session SessionID, id string) (Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{session, id}
+	if m, ok := s.pending[k]; ok {
+		return m.rec, true
+	}
+	m, ok := s.recent[k]
+	if !ok || !m.rec.ExpiresAt().After(time.Now()) {
+		return Record{}, false
+	}
+	return m.rec, true
 }
 
 func (s *registry) Pending(_ context.Context, session SessionID) ([]Record, error) {
@@ -129,6 +187,48 @@ func (s *registry) pendingLocked(session SessionID) []Record {
 		out = append(out, m.rec)
 	}
 	return out
+}
+
+// PutGrant keeps g, in place of a grant of the same session and ID.
+func (s *registry) PutGrant(_ context.Context, g Grant) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.grants == nil {
+		s.grants = make(map[SessionID][]Grant)
+	}
+	list := s.grants[g.Session]
+	for i := range list {
+		if list[i].ID == g.ID {
+			list[i] = g
+			return nil
+		}
+	}
+	s.grants[g.Session] = append(list, g)
+	return nil
+}
+
+// Grants returns a copy of the session's grants, oldest first.
+func (s *registry) Grants(_ context.Context, session SessionID) ([]Grant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.grants[session]), nil
+}
+
+// RevokeGrant removes the session's grant id.
+func (s *registry) RevokeGrant(_ context.Context, session SessionID, id string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.grants[session]
+	i := slices.IndexFunc(list, func(g Grant) bool { return g.ID == id })
+	if i < 0 {
+		return false, nil
+	}
+	if list = slices.Delete(list, i, i+1); len(list) == 0 {
+		delete(s.grants, session)
+	} else {
+		s.grants[session] = list
+	}
+	return true, nil
 }
 
 // Watch never calls f: only its own dispatcher ends its questions.
@@ -197,18 +297,21 @@ type waiter struct {
 // question (rev), its outcome and answers, and the error of the end when this dispatcher
 // ended it (a cause besides the outcome's sentinel).
 type end struct {
-	rev     uint64
-	outcome Outcome
-	answers []Answer
-	err     error
+	rev      uint64
+	outcome  Outcome
+	answers  []Answer
+	decision *Decision
+	err      error
 }
 
 // endOf is the end of rec, with err.
-func endOf(rec Record, err error) end { return end{rec.Rev, rec.Outcome, rec.Answers, err} }
+func endOf(rec Record, err error) end {
+	return end{rec.Rev, rec.Outcome, rec.Answers, rec.Decision, err}
+}
 
-// record is the ended record of the question rec asked, ended as e says.
+// record is the ended record of the request rec made, ended as e says.
 func (e end) record(rec Record) Record {
-	rec.Rev, rec.Outcome, rec.Answers = e.rev, e.outcome, e.answers
+	rec.Rev, rec.Outcome, rec.Answers, rec.Decision = e.rev, e.outcome, e.answers, e.decision
 	return rec
 }
 
@@ -276,7 +379,7 @@ func (c *calls) bind(w *waiter, rev uint64) {
 // deliver gives rec, an ended question, and err, the error of its end when this
 // dispatcher ended it, to its waiters, and returns how many.
 func (c *calls) deliver(rec Record, err error) int {
-	k := key{rec.Session, rec.Ask.RequestID}
+	k := key{rec.Session, rec.RequestID()}
 	var ended *waiter // linked by next, once out of the table
 	c.mu.Lock()
 	var kept *waiter

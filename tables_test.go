@@ -204,3 +204,47 @@ var DeviceCases = []DeviceCase{
 	{Name: "many problems, a few listed", Msg: ResultMsg(`[` + strings.Repeat(`{"question":"Which database?","selectedLabels":[],"customInput":null},`, 40) + GoodExtras + `]`), Code: "invalid_answer", Err: `askuser: invalid answer for request "r1": answers[0].question: "Which database?" is not a question of this request; answers[1].question: "Which database?" is not a question of this request; answers[2].question: "Which database?" is not a question of this request; answers[3].question: "Which database?" is not a question of this request; answers[4].question: "Which database?" is not a question of this request; answers: …and 36 more problems, not listed`},
 	{Name: "Other text too long", Msg: ResultMsg(`[{"question":"Which framework?","selectedLabels":[],"customInput":"` + strings.Repeat("a", DefaultMaxCustomInput+1) + `"},` + GoodExtras + `]`), Code: "invalid_answer", Err: `askuser: invalid answer for request "r1": answers[0].customInput: 4001 characters is too long; at most 4000 are accepted`},
 }
+
+// DecisionArgs are the arguments of the approval the decision cases decide:
+// delete_branch of "feature/x", whose schema takes a non-empty name and nothing else.
+const DecisionArgs = `{"name":"feature/x"}`
+
+// DecisionSchema is delete_branch's JSON Schema in the decision cases.
+const DecisionSchema = `{"type":"object","properties":{"name":{"type":"string","minLength":1}},"required":["name"],"additionalProperties":false}`
+
+// DecisionPolicy asks about delete_branch, with its schema.
+func DecisionPolicy() *Policy {
+	return &Policy{Tools: []Tool{{Name: "delete_branch", Description: "Deletes a git branch", Schema: []byte(DecisionSchema)}}}
+}
+
+// DecisionMsg is a tool_approval_result event of session 123 with data.
+func DecisionMsg(data string) string {
+	return `{"type":"tool_approval_result","sessionId":123,"data":` + data + `}`
+}
+
+// DecisionCases are devices' decisions on the pending approval r1.
+var DecisionCases = []DeviceCase{
+	{Name: "approve", Msg: DecisionMsg(`{"requestId":"r1","decision":"approve"}`)},
+	{Name: "deny with a reason", Msg: DecisionMsg(`{"requestId":"r1","decision":"deny","reason":"Wrong branch"}`)},
+	{Name: "edit", Msg: DecisionMsg(`{"requestId":"r1","decision":"edit","arguments":{"name":"feature/y"}}`)},
+
+	{Name: "decision without data", Msg: `{"type":"tool_approval_result","sessionId":123}`, Code: "malformed_event", Err: `askuser: malformed event: tool_approval_result without data`},
+	{Name: "data not an object", Msg: DecisionMsg(`"r1"`), Code: "malformed_event", Err: `askuser: malformed event: tool_approval_result data: must be an object, not a string`},
+	{Name: "missing requestId", Msg: DecisionMsg(`{"decision":"approve"}`), Code: "malformed_event", Err: `askuser: malformed event: tool_approval_result data: missing requestId`},
+	{Name: "missing decision", Msg: DecisionMsg(`{"requestId":"r1"}`), Code: "malformed_event", Err: `askuser: malformed event: tool_approval_result data: missing decision; one of "approve", "deny", "edit" or "always"`},
+	{Name: "decision not a string", Msg: DecisionMsg(`{"requestId":"r1","decision":true}`), Code: "malformed_event", Err: `askuser: malformed event: tool_approval_result data: decision: must be a string, not a boolean`},
+	{Name: "unknown data field", Msg: DecisionMsg(`{"requestId":"r1","decision":"approve","force":true}`), Code: "malformed_event", Err: `askuser: malformed event: tool_approval_result data: force: unknown field; the fields of a decision are requestId, decision, reason, arguments and digest`},
+	{Name: "a field given twice", Msg: DecisionMsg(`{"requestId":"r1","decision":"deny","decision":"approve"}`), Code: "malformed_event", Err: `askuser: malformed event: tool_approval_result data: decision: given twice; give each field once`},
+
+	{Name: "unknown requestId", Msg: DecisionMsg(`{"requestId":"r2","decision":"approve"}`), Code: "not_pending", Err: `askuser: no such pending question`},
+	{Name: "the digest of another approval", Msg: DecisionMsg(`{"requestId":"r1","decision":"approve","digest":"00000000000000000000000000000000"}`), Code: "not_pending", Err: `askuser: no such pending question: the decision is for another approval of this id (its digest differs)`},
+
+	{Name: "a decision not offered", Msg: DecisionMsg(`{"requestId":"r1","decision":"always"}`), Code: "invalid_answer", Err: `askuser: invalid answer for request "r1": decision: "always" is not a decision of this approval; it takes "approve", "deny" or "edit"`},
+	{Name: "an unknown decision", Msg: DecisionMsg(`{"requestId":"r1","decision":"later"}`), Code: "invalid_answer", Err: `askuser: invalid answer for request "r1": decision: "later" is not a decision of this approval; it takes "approve", "deny" or "edit"`},
+	{Name: "a reason with approve", Msg: DecisionMsg(`{"requestId":"r1","decision":"approve","reason":"fine"}`), Code: "invalid_answer", Err: `askuser: invalid answer for request "r1": reason: given only with the decision "deny"`},
+	{Name: "arguments with approve", Msg: DecisionMsg(`{"requestId":"r1","decision":"approve","arguments":{"name":"x"}}`), Code: "invalid_answer", Err: `askuser: invalid answer for request "r1": arguments: given only with the decision "edit"`},
+	{Name: "an edit without arguments", Msg: DecisionMsg(`{"requestId":"r1","decision":"edit"}`), Code: "invalid_answer", Err: `askuser: invalid answer for request "r1": arguments: missing; an edit gives the arguments to run the tool with`},
+	{Name: "an edit the schema refuses", Msg: DecisionMsg(`{"requestId":"r1","decision":"edit","arguments":{"name":"","force":true}}`), Code: "invalid_answer", Err: `askuser: invalid answer for request "r1": arguments: additionalProperties 'force' not allowed; name: length must be >= 1, but got 0`},
+	{Name: "an edit of the wrong type", Msg: DecisionMsg(`{"requestId":"r1","decision":"edit","arguments":["feature/y"]}`), Code: "invalid_answer", Err: `askuser: invalid answer for request "r1": arguments: expected object, but got array`},
+	{Name: "a reason too long", Msg: DecisionMsg(`{"requestId":"r1","decision":"deny","reason":"` + strings.Repeat("x", 1001) + `"}`), Code: "invalid_answer", Err: `askuser: invalid answer for request "r1": reason: 1001 characters; at most 1000 are accepted`},
+}

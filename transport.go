@@ -16,11 +16,16 @@ import "context"
 // within Send, say): ending a question never waits for a Send.
 //
 // Every transport keeps the join rule: a device that joins a session is shown, first,
-// the session's pending questions ([Inbound.Pending], read atomically with joining), then
-// every event sent for the session after it joined, in order, and never the same
-// question's ask twice until its resolution (a question pending when the device joined
-// may also be sent to it at that very moment: transports key asks by request id). The
-// dispatcher, for its part, never sends a question's resolution before its ask.
+// the session's pending requests (the question sets of [Inbound.Pending], then the
+// approvals of [Inbound.PendingApprovals], read atomically with joining), then every
+// event sent for the session after it joined, in order, and never the same request's
+// ask (an ask_user_questions or tool_approval event) twice until its resolution (a
+// request pending when the device joined may also be sent to it at that very moment:
+// transports key asks by request id, which one session's requests of both kinds share).
+// The dispatcher, for its part, never sends a request's resolution before its ask.
+//
+// With a [Store] shared by several dispatchers, every dispatcher's transport must reach
+// the session's devices on all of them, as the Store's documentation says.
 //
 // A transport may also implement [Presence].
 type Transport interface {
@@ -43,10 +48,20 @@ type Inbound interface {
 	// HandleEvent takes one event from a device. A nil error means it was accepted. An error
 	// is for that device alone, which the transport should tell with [ErrorEvent].
 	HandleEvent(ctx context.Context, ev Event) error
-	// Pending returns the session's pending questions, oldest first, to show a device that
-	// connects or reconnects (the join rule of [Transport]). It must not call back into the
-	// transport: a transport may hold its own lock while it calls Pending.
+	// Pending returns the session's pending question sets, oldest first, to show a device
+	// that connects or reconnects (the join rule of [Transport]). It must not call back
+	// into the transport: a transport may hold its own lock while it calls Pending.
 	Pending(session SessionID) []AskData
+	// PendingApprovals returns the session's pending approvals, oldest first, to show a
+	// joining device after the question sets, with the same rule as Pending.
+	PendingApprovals(session SessionID) []ApprovalData
 	// Disconnected tells that the session's last device has gone.
 	Disconnected(session SessionID)
+}
+
+// Looker is implemented by an [Inbound] that can say how a request ended, as well as
+// whether it is pending: [*Dispatcher] does, with [Dispatcher.Lookup]. A transport that
+// serves answer links asks it, so that a link's page says how its request ended.
+type Looker interface {
+	Lookup(ctx context.Context, session SessionID, id string) (Record, error)
 }

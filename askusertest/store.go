@@ -2,6 +2,7 @@ package askusertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,7 +12,8 @@ import (
 	"github.com/askuser-go/askuser"
 )
 
-// TestStore runs the contract of [askuser.Store] against a store. open returns two stores
+// TestStore runs the contract of [askuser.Store] against a store: records of both kinds,
+// question sets and approvals, and grants when the store is an [askuser.GrantStore]. open returns two stores
 // that share their records: two connections of a shared store (two replicas, say), or the
 // same store twice for one that is not shared. Each subtest calls open once; sessions are
 // unique per call, so stores that keep records across calls need no cleaning.
@@ -197,4 +199,107 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b askuser.Store)) {
 			}
 		}
 	})
+
+	t.Run("approvals", func(t *testing.T) {
+		a, b := open(t)
+		s := session()
+		approval := askuser.Record{
+			Session: s,
+			Approval: &askuser.ApprovalData{
+				RequestID: "a1", Tool: "delete_branch", Arguments: json.RawMessage(`{"name":"feature/x"}`),
+				Description: "Deletes a branch", Decisions: []string{"approve", "deny", "edit", "always"},
+				ArgumentsSchema: json.RawMessage(`{"type":"object"}`), Always: "every call of delete_branch in this session",
+				Reasons: []string{"Not now"}, Scope: "feature branches", Digest: "d1",
+				ExpiresAt: time.Now().Add(time.Minute).UTC().Truncate(time.Millisecond),
+			},
+			AskedAt: time.Now().Truncate(time.Millisecond),
+			Carrier: map[string]string{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+		}
+		got, created, err := a.Put(ctx, approval)
+		if err != nil || !created || got.Rev == 0 {
+			t.Fatalf("Put of an approval = %+v, %v, %v", got, created, err)
+		}
+		// An approval and a question set share the session's ids.
+		if other, created, err := b.Put(ctx, rec(s, "a1")); err != nil || created || other.Approval == nil {
+			t.Fatalf("Put of a question set under an approval's id = %+v, %v, %v; want the approval", other, created, err)
+		}
+		read, err := b.Get(ctx, s, "a1")
+		if err != nil || read.Approval == nil {
+			t.Fatalf("Get = %+v, %v", read, err)
+		}
+		want := *approval.Approval
+		if r := *read.Approval; r.Tool != want.Tool || string(r.Arguments) != string(want.Arguments) || r.Description != want.Description ||
+			fmt.Sprint(r.Decisions) != fmt.Sprint(want.Decisions) || string(r.ArgumentsSchema) != string(want.ArgumentsSchema) ||
+			r.Always != want.Always || fmt.Sprint(r.Reasons) != fmt.Sprint(want.Reasons) || r.Scope != want.Scope ||
+			r.Digest != want.Digest || !r.ExpiresAt.Equal(want.ExpiresAt) || r.RequestID != "a1" {
+			t.Fatalf("Get returned the approval %+v, want %+v", r, want)
+		}
+		if read.Carrier["traceparent"] != approval.Carrier["traceparent"] {
+			t.Fatalf("Get returned the trace carrier %v, want %v", read.Carrier, approval.Carrier)
+		}
+		if list, err := a.Pending(ctx, s); err != nil || len(list) != 1 || list[0].Approval == nil {
+			t.Fatalf("Pending = %+v, %v; want the approval", list, err)
+		}
+		end := read
+		end.Outcome = askuser.Edited
+		end.Decision = &askuser.Decision{Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"name":"feature/y"}`), By: "alice",
+			At:    time.Now().Truncate(time.Millisecond),
+			Grant: &askuser.Grant{Session: s, ID: "a1", Tool: "delete_branch", Scope: "feature branches", Covers: "c", By: "alice", At: time.Now().Truncate(time.Millisecond)}}
+		if ok, err := b.End(ctx, end); !ok || err != nil {
+			t.Fatalf("End = %v, %v", ok, err)
+		}
+		if kept, err := a.Get(ctx, s, "a1"); err == nil {
+			d := kept.Decision
+			if kept.Outcome != askuser.Edited || d == nil || d.Decision != askuser.DecisionEdit || string(d.Arguments) != `{"name":"feature/y"}` ||
+				d.By != "alice" || !d.At.Equal(end.Decision.At) || d.Grant == nil || !sameGrant(*d.Grant, *end.Decision.Grant) || kept.Approval == nil {
+				t.Fatalf("the kept approval is %+v with %+v, want the decision recorded", kept, d)
+			}
+		} else if !errors.Is(err, askuser.ErrNotPending) {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("grants", func(t *testing.T) {
+		a, b := open(t)
+		ga, ok := a.(askuser.GrantStore)
+		gb, _ := b.(askuser.GrantStore)
+		if !ok || gb == nil {
+			t.Skip("the store keeps no grants")
+		}
+		s, other := session(), session()
+		at := time.Now().Truncate(time.Millisecond)
+		g1 := askuser.Grant{Session: s, ID: "a1", Tool: "delete_branch", Scope: "feature", Covers: "feature branches", By: "alice", At: at}
+		g2 := askuser.Grant{Session: s, ID: "a2", Tool: "send_email", At: at.Add(time.Second)}
+		for _, g := range []askuser.Grant{g1, g2, {Session: other, ID: "a1", Tool: "x", At: at}} {
+			if err := ga.PutGrant(ctx, g); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := gb.PutGrant(ctx, g1); err != nil { // again: replaces, no second grant
+			t.Fatal(err)
+		}
+		list, err := gb.Grants(ctx, s)
+		if err != nil || len(list) != 2 || !sameGrant(list[0], g1) || !sameGrant(list[1], g2) {
+			t.Fatalf("Grants = %+v, %v; want %+v and %+v, oldest first", list, err, g1, g2)
+		}
+		if ok, err := gb.RevokeGrant(ctx, s, "a1"); !ok || err != nil {
+			t.Fatalf("RevokeGrant = %v, %v", ok, err)
+		}
+		if ok, err := ga.RevokeGrant(ctx, s, "a1"); ok || err != nil {
+			t.Fatalf("RevokeGrant again = %v, %v; want false", ok, err)
+		}
+		if list, err := ga.Grants(ctx, s); err != nil || len(list) != 1 || !sameGrant(list[0], g2) {
+			t.Fatalf("Grants after the revoke = %+v, %v", list, err)
+		}
+		if list, err := ga.Grants(ctx, other); err != nil || len(list) != 1 {
+			t.Fatalf("another session's grants = %+v, %v", list, err)
+		}
+	})
+}
+
+// sameGrant reports whether a and b are the same grant, their times equal as instants.
+func sameGrant(a, b askuser.Grant) bool {
+	at, bt := a.At, b.At
+	a.At, b.At = time.Time{}, time.Time{}
+	return a == b && at.Equal(bt)
 }

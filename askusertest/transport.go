@@ -1,6 +1,7 @@
 // Package askusertest provides what tests and examples of askuser hosts and stores need,
 // as net/http/httptest does for HTTP: an in-process [Transport] whose devices are Go
-// values, and [TestStore], the contract every [askuser.Store] must keep.
+// values; [TestStore], the contract every [askuser.Store] must keep; and [TestReplicas],
+// what dispatchers sharing a store need of their transports.
 //
 // It is a package of its own so that the askuser package's face is only what production
 // code calls.
@@ -41,7 +42,8 @@ func (t *Transport) Bind(in askuser.Inbound) {
 // returns [askuser.ErrTransportClosed].
 func (t *Transport) Send(ctx context.Context, ev askuser.Event) error {
 	var id string
-	if ev.Type == askuser.EventAsk || ev.Type == askuser.EventResolved {
+	switch ev.Type {
+	case askuser.EventAsk, askuser.EventResolved, askuser.EventApproval, askuser.EventApprovalResolved:
 		id = ev.RequestID()
 	}
 	t.mu.Lock()
@@ -51,11 +53,11 @@ func (t *Transport) Send(ctx context.Context, ev askuser.Event) error {
 	}
 	for _, d := range t.devices[ev.SessionID] {
 		switch ev.Type {
-		case askuser.EventAsk:
+		case askuser.EventAsk, askuser.EventApproval:
 			if !d.seen.ask(id) {
 				continue
 			}
-		case askuser.EventResolved:
+		case askuser.EventResolved, askuser.EventApprovalResolved:
 			d.seen.resolved(id)
 		}
 		d.push(ev)
@@ -71,10 +73,17 @@ func (t *Transport) Connected(session askuser.SessionID) bool {
 }
 
 // Connect adds a device to the session. Like a real transport, it first queues the
-// session's pending questions for that device alone, holding the transport's lock while
-// it joins and takes that snapshot, so that no event of the session falls between the two.
+// session's pending requests for that device alone (question sets, then approvals),
+// holding the transport's lock while it joins and takes that snapshot, so that no event
+// of the session falls between the two.
 func (t *Transport) Connect(session askuser.SessionID) *Device {
-	d := &Device{t: t, session: session, wake: make(chan struct{}, 1), seen: newSeen()}
+	return t.ConnectAs(session, "")
+}
+
+// ConnectAs is Connect for a device of the person user: the events it sends carry user
+// as their [askuser.Event.User], as a transport that authenticates sets it.
+func (t *Transport) ConnectAs(session askuser.SessionID, user string) *Device {
+	d := &Device{t: t, session: session, user: user, wake: make(chan struct{}, 1), seen: newSeen()}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -85,6 +94,11 @@ func (t *Transport) Connect(session askuser.SessionID) *Device {
 	if t.inbound != nil {
 		for _, a := range t.inbound.Pending(session) {
 			if ev, err := askuser.NewEvent(askuser.EventAsk, session, a); err == nil && d.seen.ask(a.RequestID) {
+				d.push(ev)
+			}
+		}
+		for _, a := range t.inbound.PendingApprovals(session) {
+			if ev, err := askuser.NewEvent(askuser.EventApproval, session, a); err == nil && d.seen.ask(a.RequestID) {
 				d.push(ev)
 			}
 		}
@@ -115,6 +129,7 @@ var ErrNoInbound = errors.New("askusertest: the transport has no Inbound; call B
 type Device struct {
 	t       *Transport
 	session askuser.SessionID
+	user    string
 	seen    *seen // guarded by t.mu
 	mu      sync.Mutex
 	queue   []askuser.Event
@@ -151,7 +166,7 @@ func (d *Device) Recv(ctx context.Context) (askuser.Event, error) {
 }
 
 // Send delivers an event from the device, as a real transport would, with the session
-// forced to the device's own, and returns the Inbound's verdict: nil when the event was
+// forced to the device's own (and the user to its, see [Transport.ConnectAs]), and returns the Inbound's verdict: nil when the event was
 // accepted, the refusal otherwise. Unlike a real transport it does not also queue the
 // refusal to the device as an error event, so that each refusal is reported once.
 func (d *Device) Send(ctx context.Context, ev askuser.Event) error {
@@ -161,7 +176,7 @@ func (d *Device) Send(ctx context.Context, ev askuser.Event) error {
 	if in == nil {
 		return ErrNoInbound
 	}
-	ev.SessionID = d.session
+	ev.SessionID, ev.User = d.session, d.user
 	return in.HandleEvent(ctx, ev)
 }
 

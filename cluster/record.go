@@ -14,17 +14,70 @@ import (
 type stored struct {
 	Session askuser.SessionID `json:"session"`
 	Ask     askuser.AskData   `json:"ask"`
-	AskedAt time.Time         `json:"askedAt"`
-	Rev     uint64            `json:"rev,omitempty"`
-	Outcome string            `json:"outcome,omitempty"`
-	Answers []askuser.Answer  `json:"answers,omitempty"`
+	// Approval is an approval's request, with the scope of its grant, which devices are
+	// not shown; absent for a question set.
+	Approval *storedApproval  `json:"approval,omitempty"`
+	AskedAt  time.Time        `json:"askedAt"`
+	Rev      uint64           `json:"rev,omitempty"`
+	Outcome  string           `json:"outcome,omitempty"`
+	Answers  []askuser.Answer `json:"answers,omitempty"`
+	// Decision is how an ended approval was decided.
+	Decision *storedDecision `json:"decision,omitempty"`
+	// Carrier is the trace context of the call that made the request.
+	Carrier map[string]string `json:"carrier,omitempty"`
 	// Nonce is unique to the Put or End that wrote the record, so that a write that
 	// timed out and was tried again can tell whether its first try was written.
 	Nonce string `json:"nonce,omitempty"`
 }
 
+type storedApproval struct {
+	askuser.ApprovalData
+	Scope string `json:"scope,omitempty"`
+}
+
+type storedDecision struct {
+	Decision  string          `json:"decision,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Grant     *storedGrant    `json:"grant,omitempty"`
+	By        string          `json:"by,omitempty"`
+	Via       string          `json:"via,omitempty"`
+	At        time.Time       `json:"at"`
+}
+
+// storedGrant is a grant as the bucket holds it, in a decision or on its own.
+type storedGrant struct {
+	Session askuser.SessionID `json:"session"`
+	ID      string            `json:"id"`
+	Tool    string            `json:"tool"`
+	Scope   string            `json:"scope,omitempty"`
+	Covers  string            `json:"covers,omitempty"`
+	By      string            `json:"by,omitempty"`
+	At      time.Time         `json:"at"`
+}
+
+func storeGrant(g *askuser.Grant) *storedGrant {
+	if g == nil {
+		return nil
+	}
+	return &storedGrant{Session: g.Session, ID: g.ID, Tool: g.Tool, Scope: g.Scope, Covers: g.Covers, By: g.By, At: g.At}
+}
+
+func (g *storedGrant) grant() *askuser.Grant {
+	if g == nil {
+		return nil
+	}
+	return &askuser.Grant{Session: g.Session, ID: g.ID, Tool: g.Tool, Scope: g.Scope, Covers: g.Covers, By: g.By, At: g.At}
+}
+
 func encodeRecord(rec askuser.Record, nonce string) ([]byte, error) {
-	s := stored{Session: rec.Session, Ask: rec.Ask, AskedAt: rec.AskedAt, Answers: rec.Answers, Nonce: nonce}
+	s := stored{Session: rec.Session, Ask: rec.Ask, AskedAt: rec.AskedAt, Answers: rec.Answers, Carrier: rec.Carrier, Nonce: nonce}
+	if a := rec.Approval; a != nil {
+		s.Approval = &storedApproval{ApprovalData: *a, Scope: a.Scope}
+	}
+	if d := rec.Decision; d != nil {
+		s.Decision = &storedDecision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: storeGrant(d.Grant), By: d.By, Via: d.Via, At: d.At}
+	}
 	if rec.Outcome != 0 {
 		s.Rev = rec.Rev
 		o, err := rec.Outcome.MarshalText()
@@ -46,7 +99,14 @@ func decodeRecord(b []byte, rev uint64) (askuser.Record, string, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return askuser.Record{}, "", fmt.Errorf("cluster: a record in the bucket does not decode: %w", err)
 	}
-	rec := askuser.Record{Session: s.Session, Ask: s.Ask, Rev: rev, AskedAt: s.AskedAt, Answers: s.Answers}
+	rec := askuser.Record{Session: s.Session, Ask: s.Ask, Rev: rev, AskedAt: s.AskedAt, Answers: s.Answers, Carrier: s.Carrier}
+	if a := s.Approval; a != nil {
+		rec.Approval = &a.ApprovalData
+		rec.Approval.Scope = a.Scope
+	}
+	if d := s.Decision; d != nil {
+		rec.Decision = &askuser.Decision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: d.Grant.grant(), By: d.By, Via: d.Via, At: d.At}
+	}
 	if s.Outcome != "" {
 		rec.Rev = s.Rev
 		if err := rec.Outcome.UnmarshalText([]byte(s.Outcome)); err != nil {

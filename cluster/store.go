@@ -64,6 +64,9 @@ type Options struct {
 	// Logger receives the store's warnings (a watch restarted, a record that does not
 	// decode). Default: none.
 	Logger *slog.Logger
+	// GrantKeep is how long a grant of an "always allow" decision is kept after it was
+	// made. Default [DefaultGrantKeep].
+	GrantKeep time.Duration
 }
 
 // ErrUnavailable is wrapped by every error of a [Store] or [Transport] that comes from
@@ -120,6 +123,10 @@ type Store struct {
 	relay    func(askuser.Event) // set once by the Transport
 	restarts int                 // how many snapshots the watch has taken, for tests
 	consumer string              // the name of the watch's consumer, for tests
+
+	// grantMu guards grantBucket, the grants' bucket once opened (see grants.go).
+	grantMu     sync.Mutex
+	grantBucket jetstream.KeyValue
 }
 
 // mirrored is a pending question as the watch has seen it. expire ends it as timed out
@@ -160,6 +167,9 @@ func NewStore(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error)
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.GrantKeep <= 0 {
+		o.GrantKeep = DefaultGrantKeep
 	}
 	s.log = o.Logger
 	if s.log == nil {
@@ -346,10 +356,18 @@ func (s *Store) elected() {
 
 // isUnavailableAPIError reports whether err is JetStream saying it cannot serve the
 // request now (HTTP-like code 503: no quorum, no leader, stream offline).
+//
+// It also takes a stream that cannot be placed now for want of running peers (10005, "no
+// suitable peers for placement"): what a bucket made just after a server started, or
+// while one is down, is told; the meta leader places it once the peer is known again.
 func isUnavailableAPIError(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.Code == 503
+	return errors.As(err, &apiErr) && (apiErr.Code == 503 || apiErr.ErrorCode == jsErrCodeNoPeers)
 }
+
+// jsErrCodeNoPeers is JetStream's error code for a stream or consumer that no set of
+// running servers can hold now (JSClusterNoPeersErr).
+const jsErrCodeNoPeers jetstream.ErrorCode = 10005
 
 func isAPIError(err error, code jetstream.ErrorCode) bool {
 	var apiErr *jetstream.APIError
@@ -367,7 +385,7 @@ func wrongRevision(err error) bool {
 // key exists (the question was asked before, and is pending or kept), Put returns that
 // record and false. The key expires Keep after the question does.
 func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bool, error) {
-	if rec.Ask.RequestID == "" {
+	if rec.RequestID() == "" {
 		return askuser.Record{}, false, errors.New("cluster: a record needs a request id")
 	}
 	if rec.Outcome != 0 {
@@ -375,13 +393,13 @@ func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bo
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	key := recordKey(rec.Session, rec.Ask.RequestID)
+	key := recordKey(rec.Session, rec.RequestID())
 	nonce := nuid.Next()
 	val, err := encodeRecord(rec, nonce)
 	if err != nil {
 		return askuser.Record{}, false, err
 	}
-	ttl := seconds(time.Until(rec.Ask.ExpiresAt) + s.opts.Keep)
+	ttl := seconds(time.Until(rec.ExpiresAt()) + s.opts.Keep)
 	var out askuser.Record
 	var created bool
 	err = s.retry(ctx, func(ctx context.Context) error {
@@ -408,7 +426,7 @@ func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bo
 	if err != nil {
 		return askuser.Record{}, false, unavailable("recording the question", err)
 	}
-	if out.Session != rec.Session || out.Ask.RequestID != rec.Ask.RequestID {
+	if out.Session != rec.Session || out.RequestID() != rec.RequestID() {
 		return askuser.Record{}, false, fmt.Errorf("cluster: the key %q holds another question (a hash collision)", key)
 	}
 	return out, created, nil
@@ -440,7 +458,7 @@ func (s *Store) Get(ctx context.Context, session askuser.SessionID, requestID st
 	if err != nil {
 		return askuser.Record{}, unavailable("reading the question", err)
 	}
-	if rec.Session != session || rec.Ask.RequestID != requestID {
+	if rec.Session != session || rec.RequestID() != requestID {
 		return askuser.Record{}, askuser.ErrNotPending // another id with the same hashed key
 	}
 	return rec, nil
@@ -473,7 +491,7 @@ func (s *Store) End(ctx context.Context, rec askuser.Record) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	key := recordKey(rec.Session, rec.Ask.RequestID)
+	key := recordKey(rec.Session, rec.RequestID())
 	var won bool
 	err = s.retry(ctx, func(ctx context.Context) error {
 		msg := &nats.Msg{Subject: s.subjects + key, Data: val, Header: nats.Header{}}

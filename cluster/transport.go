@@ -106,7 +106,7 @@ func (t *Transport) relay(ev askuser.Event) {
 // dispatcher wrote. Other events go to the local devices at once, and to the other
 // replicas' through NATS; Send returns an error when NATS would not take the event.
 func (t *Transport) Send(ctx context.Context, ev askuser.Event) error {
-	if ev.Type == askuser.EventAsk || ev.Type == askuser.EventResolved {
+	if isRequestEvent(ev.Type) {
 		return nil
 	}
 	b, err := ev.Encode()
@@ -133,10 +133,20 @@ func (t *Transport) receive(m *nats.Msg) {
 		return
 	}
 	ev, err := askuser.ParseEvent(m.Data)
-	if err != nil || ev.Type == askuser.EventAsk || ev.Type == askuser.EventResolved {
-		return // questions come from the store's watch
+	if err != nil || isRequestEvent(ev.Type) {
+		return // requests come from the store's watch
 	}
 	_ = t.local.Send(context.Background(), ev)
+}
+
+// isRequestEvent reports whether typ is the ask or the resolution of a request, which
+// the store's watch delivers.
+func isRequestEvent(typ string) bool {
+	switch typ {
+	case askuser.EventAsk, askuser.EventResolved, askuser.EventApproval, askuser.EventApprovalResolved:
+		return true
+	}
+	return false
 }
 
 // Pending returns the session's pending questions as the store's watch has seen them,
@@ -146,13 +156,23 @@ func (t *Transport) receive(m *nats.Msg) {
 // local device, for [Transport.Connected] on other replicas.
 func (t *Transport) Pending(session askuser.SessionID) []askuser.AskData {
 	t.arrived(session)
-	recs := t.store.pendingOf(session)
-	if len(recs) == 0 {
-		return nil
+	var out []askuser.AskData
+	for _, r := range t.store.pendingOf(session) {
+		if r.Approval == nil {
+			out = append(out, r.Ask)
+		}
 	}
-	out := make([]askuser.AskData, len(recs))
-	for i, r := range recs {
-		out[i] = r.Ask
+	return out
+}
+
+// PendingApprovals returns the session's pending approvals as the store's watch has seen
+// them, as Pending does for question sets; it implements [askuser.Inbound.PendingApprovals].
+func (t *Transport) PendingApprovals(session askuser.SessionID) []askuser.ApprovalData {
+	var out []askuser.ApprovalData
+	for _, r := range t.store.pendingOf(session) {
+		if r.Approval != nil {
+			out = append(out, *r.Approval)
+		}
 	}
 	return out
 }

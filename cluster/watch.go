@@ -340,13 +340,13 @@ func (s *Store) reconcile(snap []entry) {
 	}
 	s.mu.Lock()
 	for _, rec := range ends {
-		if m := s.pending[recordKey(rec.Session, rec.Ask.RequestID)]; m != nil {
+		if m := s.pending[recordKey(rec.Session, rec.RequestID())]; m != nil {
 			s.removeLocked(m)
 		}
 		ch.events = append(ch.events, resolvedEvent(rec))
 	}
 	for _, rec := range asks {
-		s.addLocked(recordKey(rec.Session, rec.Ask.RequestID), rec)
+		s.addLocked(recordKey(rec.Session, rec.RequestID()), rec)
 		ch.events = append(ch.events, askEvent(rec))
 	}
 	s.handOnLocked(ch)
@@ -472,7 +472,7 @@ func (s *Store) removeLocked(m *mirrored) {
 // at once (one wins either way).
 func (s *Store) expireAfter(rec askuser.Record) time.Duration {
 	g := s.opts.ExpireGrace
-	return time.Until(rec.Ask.ExpiresAt) + g + rand.N(g/4+1)
+	return time.Until(rec.ExpiresAt()) + g + rand.N(g/4+1)
 }
 
 // expireQuestion ends the pending question of key and rev as timed out, unless it has
@@ -527,16 +527,12 @@ func (s *Store) setRelay(f func(askuser.Event)) bool {
 }
 
 func askEvent(rec askuser.Record) askuser.Event {
-	ev, _ := askuser.NewEvent(askuser.EventAsk, rec.Session, &rec.Ask)
+	ev, _ := rec.AskEvent()
 	return ev
 }
 
 func resolvedEvent(rec askuser.Record) askuser.Event {
-	outcome := rec.Outcome
-	if outcome == unknownOutcome {
-		outcome = askuser.Undelivered
-	}
-	ev, _ := askuser.NewEvent(askuser.EventResolved, rec.Session, askuser.ResolvedData{RequestID: rec.Ask.RequestID, Outcome: outcome, Answers: rec.Answers})
+	ev, _ := rec.ResolvedEvent() // an unknown outcome is told as undelivered
 	return ev
 }
 

@@ -194,60 +194,9 @@ func TestTabbingKeepsTheFocusInView(t *testing.T) {
 	}
 }
 
-// TestTranscriptFollowsNewMessages: with a question panel taking room, a queued message,
-// the cancel confirmation and the tool result each come into view; but a person who has
-// scrolled up to read is left where they are.
-func TestTranscriptFollowsNewMessages(t *testing.T) {
-	session := newSession()
-	tb := newTab(t)
-	tb.viewport(1280, 800, false)
-	tb.open(env.main, session)
-	tb.say("/help")
-	tb.say("/several")
-	id := tb.newestPanel()
-
-	lastSeen := func(what string) {
-		t.Helper()
-		expr := `(() => {
-			const tr = document.querySelector("#transcript");
-			const last = tr.lastElementChild;
-			const a = last.getBoundingClientRect(), b = tr.getBoundingClientRect();
-			return a.bottom <= b.bottom + 1 && a.top >= b.top - 1 && tr.scrollHeight > tr.clientHeight;
-		})()`
-		if _, err := run(tb, chromedp.Poll[bool](expr)); err != nil {
-			t.Fatalf("%s is not in view: %v", what, eval[string](tb, `document.querySelector("#transcript").lastElementChild.textContent`))
-		}
-	}
-	waitFor[bool](tb, "the tool card", `!!document.querySelector("#transcript .tool")`)
-	lastSeen("the tool call")
-	tb.say("one more thing")
-	waitFor[bool](tb, "the queued message", `(() => { const l = document.querySelector("#transcript").lastElementChild; return l.classList.contains("user") && !!l.querySelector(".queued"); })()`)
-	lastSeen("the queued message")
-	tb.do("cancelling", chromedp.Click(chromedp.CSS("#cancel")))
-	waitFor[bool](tb, "the cancel confirmation", `[...document.querySelectorAll("#transcript .agent .text")].some(e => e.textContent === "Run cancelled.")`)
-	waitFor[bool](tb, "the tool result", `!!document.querySelector("#transcript .tool[data-outcome=cancelled]")`)
-	lastSeen("the cancel confirmation")
-	if !eval[bool](tb, `(() => { const c = document.querySelector("#transcript .tool[data-outcome=cancelled]").getBoundingClientRect();
-		const b = document.querySelector("#transcript").getBoundingClientRect(); return c.top >= b.top - 1 && c.bottom <= b.bottom + 1; })()`) {
-		t.Error("the tool result is out of view")
-	}
-	tb.panelGone(id)
-
-	// Scrolled up to read: another device's message does not pull the transcript down.
-	tb.do("scrolling up", chromedp.Evaluate[chromedp.Void](`document.querySelector("#transcript").scrollTop = 0`))
-	b := newTab(t)
-	b.open(env.main, session)
-	b.say("/single")
-	waitFor[bool](tb, "the other device's message", `[...document.querySelectorAll("#transcript .user .text")].filter(e => e.textContent === "/single").length === 1`)
-	tb.newestPanel()
-	if top := eval[float64](tb, `document.querySelector("#transcript").scrollTop`); top > 1 {
-		t.Errorf("the transcript scrolled to %v px while the person read at the top", top)
-	}
-}
-
 // TestKeyboardTour answers the whole tour from the keyboard: digits choose, Enter confirms
 // (or goes to the unanswered question), and each new question takes the focus when the
-// last one is answered. Esc declines.
+// last one is answered, as the approval at the end does. Esc declines.
 func TestKeyboardTour(t *testing.T) {
 	tb := newTab(t)
 	tb.open(env.main, newSession())
@@ -306,6 +255,18 @@ func TestKeyboardTour(t *testing.T) {
 		if got := tb.toolResult(c.id); got != c.want {
 			t.Errorf("tool result = %s\nwant          %s", got, c.want)
 		}
+	}
+	// Then the approval of the branch to delete, which takes the focus (nothing has it):
+	// Tab goes through its arguments to Approve, and Enter approves.
+	approval := tb.newestApproval("")
+	waitFor[bool](tb, "the approval to take the focus", `document.activeElement === `+cardJS(approval))
+	tb.key(kb.Tab, kb.Tab)
+	if f := tb.focused(); f.TestID != "approve" {
+		t.Fatalf("two Tabs into the approval focused %+v, want Approve", f)
+	}
+	tb.key(kb.Enter)
+	if got := tb.toolResult(approval); got != `{"deleted":"feature/old-login"}` {
+		t.Errorf("the approval's tool result = %s", got)
 	}
 	waitFor[bool](tb, "the plan", `[...document.querySelectorAll("#transcript .agent .text")].some(e => e.textContent.startsWith("Thanks! Here is the plan"))`)
 

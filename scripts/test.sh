@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's test command: formatting, vet and staticcheck of every module, a short
+# The project's test command: formatting, doc links, vet and staticcheck of every module, a short
 # run of each fuzz target, one pass of every benchmark, the browser tests in headless
 # Chromium, and the tests of every module, race-enabled but for the LLM SDK adapters.
 # The modules are every directory with a go.mod that git knows, so a new one is tested
@@ -27,6 +27,9 @@ unformatted="$(gofmt -l $(git ls-files '*.go'))"
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
+
+step "doc links: every [Name] in a doc comment names something exported"
+go run ./scripts/doclinks "${modules[@]}"
 
 step "go vet and staticcheck: ${modules[*]}"
 if ! command -v staticcheck >/dev/null 2>&1; then

@@ -1,8 +1,10 @@
 package tui_test
 
 import (
+	"context"
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -357,9 +359,7 @@ func TestHostileTextIsCleaned(t *testing.T) {
 			if r := s.result(ch); r.Outcome != askuser.Declined {
 				t.Fatalf("outcome %v, want declined", r.Outcome)
 			}
-			tm.mu.Lock()
-			raw := tm.raw.String()
-			tm.mu.Unlock()
+			raw := withoutOwnTitles(tm.rawOutput())
 			for _, bad := range []string{"\x1b]0;", "\x1b]52;", "\x1b[2J", "\x1b[5m", "\u009b", "\u202e"} {
 				if strings.Contains(raw, bad) {
 					t.Errorf("the terminal was sent %q", bad)
@@ -367,4 +367,74 @@ func TestHostileTextIsCleaned(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOnEndAndStopping: Options.OnEnd hears of every set the terminal is done with, in
+// the order they ended, shown or queued; a form whose Run is stopped closes with a note.
+func TestOnEndAndStopping(t *testing.T) {
+	s := newServer(t, &askuser.Options{Timeout: time.Hour})
+	session := newSession()
+	ended := newEndings()
+	tm := newTerm(t, s, session, ended.options())
+
+	first := s.ask(session, "call_answered", singleArgs)
+	tm.waitScreen("enter submit")
+	queued := s.ask(session, "call_queued", multiArgs)
+	tm.waitScreen("1 more question set waiting")
+	s.waitPending(session, 2)
+	s.d.CancelSession(askuser.ParseSessionID(session)) // ends both: the queued one leaves unseen
+	s.result(first)
+	s.result(queued)
+	tm.waitScreen("Cancelled.")
+	got := []string{<-ended, <-ended}
+	slices.Sort(got)
+	if want := []string{"call_answered", "call_queued"}; !slices.Equal(got, want) {
+		t.Fatalf("OnEnd of %q, want %q", got, want)
+	}
+
+	ch := s.ask(session, "call_here", singleArgs)
+	tm.waitScreen("enter submit")
+	tm.press(keyEnter)
+	answers(t, s.result(ch))
+	ended.next(t, "call_here")
+	tm.waitHistory("Answered.")
+
+	stopped := s.ask(session, "call_stopped", singleArgs)
+	tm.waitScreen("enter submit")
+	tm.stop()
+	tm.waitHistory("Stopped: this terminal no longer answers this question.")
+	if err := tm.runEnded(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v, want its context's error", err)
+	}
+	s.d.CancelSession(askuser.ParseSessionID(session))
+	s.result(stopped)
+}
+
+// TestBellAndTitle: a request that arrives rings the bell and sets the terminal's title
+// (the old one saved first, and given back once nothing waits); Quiet does neither.
+func TestBellAndTitle(t *testing.T) {
+	s := newServer(t, nil)
+	session := newSession()
+	tm := newTerm(t, s, session, nil)
+	ch := s.ask(session, "call_bell", singleArgs)
+	tm.waitScreen("enter submit")
+	raw := tm.rawOutput()
+	save := strings.Index(raw, "\x1b[22;0t")
+	title := strings.Index(raw, "\x1b]0;Waiting for you: Which framework should we use?\x07\a")
+	if save < 0 || title < save {
+		t.Fatalf("no saved title, then the title and the bell, in %q", raw)
+	}
+	tm.press(keyEnter)
+	answers(t, s.result(ch))
+	eventually(t, "the title given back", func() bool { return strings.Contains(tm.rawOutput(), "\x1b[23;0t") })
+
+	session2 := newSession()
+	quiet := newTerm(t, s, session2, &tui.Options{Quiet: true})
+	ch = s.ask(session2, "call_quiet", singleArgs)
+	quiet.waitScreen("enter submit")
+	if raw := quiet.rawOutput(); strings.Contains(raw, "\a") || strings.Contains(raw, "Waiting for you") {
+		t.Fatalf("Quiet rang or titled: %q", raw)
+	}
+	s.d.CancelSession(askuser.ParseSessionID(session2))
+	s.result(ch)
 }

@@ -20,7 +20,8 @@ import (
 )
 
 // The chaos test drives the whole stack (dispatcher, registry, hub, real WebSocket
-// connections) with seeded random interleavings of every way a question can end. The
+// connections) with seeded random interleavings of every way a request can end:
+// question sets and approvals of tool calls, mixed in every session. The
 // defaults suit CI; a soak is, for example:
 //
 //	go test -race -run TestChaos ./wshub -chaos.sessions 40 -chaos.asks 300 -timeout 60m
@@ -51,23 +52,40 @@ const (
 	sendForeign                 // a valid answer for another session's question
 )
 
+// chaosApproval is the policy of the chaos run: delete_branch is asked about, with a
+// schema that an edit must satisfy, and "always" is not offered.
+var chaosApproval = &askuser.Policy{
+	Ask:   []askuser.Rule{{Tool: "delete_branch", Decisions: []string{"approve", "deny", "edit"}}},
+	Tools: []askuser.Tool{{Name: "delete_branch", Schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","minLength":1}},"required":["name"],"additionalProperties":false}`)}},
+}
+
 // chaosSend records one message a device sent and how the server took it.
 type chaosSend struct {
 	session  string
 	device   string
 	request  string
 	kind     sendKind
+	decision string // for an approval: the decision sent
 	token    string
 	accepted bool   // no error came back before the sync acknowledgement
 	code     string // the error code, when refused
 }
 
-// chaosCall records one ask_user_questions call.
+// chaosCall records one call: an ask_user_questions call, or a gated tool call.
 type chaosCall struct {
 	session    string
 	id         string
 	start, end time.Time
-	res        askuser.Result
+	res        askuser.Result          // a question set's
+	approval   *askuser.ApprovalResult // an approval's, or nil
+}
+
+// outcome is how the call ended.
+func (c chaosCall) outcome() askuser.Outcome {
+	if c.approval != nil {
+		return c.approval.Outcome
+	}
+	return c.res.Outcome
 }
 
 type chaosLog struct {
@@ -110,7 +128,7 @@ func TestChaos(t *testing.T) {
 			return c.Send(ctx, askuser.Event{Type: "chaos_ack", SessionID: ev.SessionID, Data: ev.Data})
 		},
 	})
-	d := askuser.New(hub, &askuser.Options{Timeout: chaosTimeout})
+	d := askuser.New(hub, &askuser.Options{Timeout: chaosTimeout, Policy: chaosApproval})
 	hub.Bind(d)
 	srv := httptest.NewServer(hub)
 	client := &http.Client{Transport: &http.Transport{}}
@@ -140,11 +158,19 @@ func TestChaos(t *testing.T) {
 			var wg sync.WaitGroup
 			for a := 0; a < *chaosAsks; a++ {
 				id := fmt.Sprintf("%s-a%d", session, a)
+				approval := rng.IntN(3) == 0
 				ask := func() {
 					start := time.Now()
-					res := d.Dispatch(ctx, askuser.ToolCall{Session: sid, ID: id, Name: askuser.ToolName, Arguments: json.RawMessage(chaosArgs)})
+					c := chaosCall{session: session, id: id, start: start}
+					if approval {
+						r := d.Approve(ctx, askuser.ToolCall{Session: sid, ID: id, Name: "delete_branch", Arguments: json.RawMessage(`{"name":"` + id + `"}`)})
+						c.approval = &r
+					} else {
+						c.res = d.Dispatch(ctx, askuser.ToolCall{Session: sid, ID: id, Name: askuser.ToolName, Arguments: json.RawMessage(chaosArgs)})
+					}
+					c.end = time.Now()
 					log.mu.Lock()
-					log.calls = append(log.calls, chaosCall{session: session, id: id, start: start, end: time.Now(), res: res})
+					log.calls = append(log.calls, c)
 					log.mu.Unlock()
 				}
 				if rng.IntN(4) == 0 {
@@ -225,7 +251,7 @@ func checkChaos(t *testing.T, d *askuser.Dispatcher, sessions []string, log *cha
 			t.Errorf("%s returned twice", c.id)
 		}
 		seen[c.id] = true
-		outcomes[c.res.Outcome]++
+		outcomes[c.outcome()]++
 		var accepted []chaosSend
 		for _, s := range byRequest[c.id] {
 			if s.accepted && s.kind != sendForeign {
@@ -234,6 +260,10 @@ func checkChaos(t *testing.T, d *askuser.Dispatcher, sessions []string, log *cha
 		}
 		if len(accepted) > 1 {
 			t.Errorf("%s: %d messages accepted, want at most one: %+v", c.id, len(accepted), accepted)
+			continue
+		}
+		if c.approval != nil {
+			checkApprovalCall(t, c, accepted, log)
 			continue
 		}
 		switch c.res.Outcome {
@@ -268,7 +298,7 @@ func checkChaos(t *testing.T, d *askuser.Dispatcher, sessions []string, log *cha
 	// model saw it end.
 	results := map[string]askuser.Outcome{}
 	for _, c := range log.calls {
-		results[c.id] = c.res.Outcome
+		results[c.id] = c.outcome()
 	}
 	for _, c := range log.live {
 		c.mu.Lock()
@@ -283,12 +313,15 @@ func checkChaos(t *testing.T, d *askuser.Dispatcher, sessions []string, log *cha
 	}
 	for _, s := range sessions {
 		if d.Waiting(askuser.StringSession(s)) {
-			t.Errorf("session %s still has pending questions: %+v", s, d.Pending(askuser.StringSession(s)))
+			t.Errorf("session %s still has pending requests: %+v %+v", s, d.Pending(askuser.StringSession(s)), d.PendingApprovals(askuser.StringSession(s)))
 		}
 	}
 	kinds := map[string]int{}
 	for _, s := range log.sends {
 		k := [...]string{"valid", "invalid", "decline", "foreign"}[s.kind]
+		if s.decision != "" {
+			k = s.decision + " " + k
+		}
 		if s.accepted {
 			k += " accepted"
 		} else {
@@ -297,6 +330,43 @@ func checkChaos(t *testing.T, d *askuser.Dispatcher, sessions []string, log *cha
 		kinds[k]++
 	}
 	t.Logf("%d calls: %v; %d device messages: %v; %d reconnects", len(log.calls), outcomes, len(log.sends), kinds, log.reconnects)
+}
+
+// checkApprovalCall checks how a gated call ended against the decisions accepted for it.
+func checkApprovalCall(t *testing.T, c chaosCall, accepted []chaosSend, log *chaosLog) {
+	t.Helper()
+	r := c.approval
+	want := func(decision string) (chaosSend, bool) {
+		if len(accepted) != 1 || accepted[0].decision != decision {
+			t.Errorf("%s ended %v, but the accepted decisions were %+v", c.id, r.Outcome, accepted)
+			return chaosSend{}, false
+		}
+		return accepted[0], true
+	}
+	switch r.Outcome {
+	case askuser.Approved:
+		if _, ok := want(askuser.DecisionApprove); ok && string(r.Arguments) != `{"name":"`+c.id+`"}` {
+			t.Errorf("%s approved to run with %s", c.id, r.Arguments)
+		}
+	case askuser.Edited:
+		if s, ok := want(askuser.DecisionEdit); ok && string(r.Arguments) != `{"name":"`+s.token+`"}` {
+			t.Errorf("%s: the tool would run with %s, but the accepted edit was %q", c.id, r.Arguments, s.token)
+		}
+	case askuser.Denied:
+		if s, ok := want(askuser.DecisionDeny); ok && s.kind == sendValid && r.Decision.Reason != s.token {
+			t.Errorf("%s denied with reason %q, but the accepted denial said %q", c.id, r.Decision.Reason, s.token)
+		}
+	case askuser.Cancelled:
+		if len(accepted) != 0 || !slices.ContainsFunc(log.cancels[c.session], func(at [2]time.Time) bool { return !at[1].Before(c.start) && !at[0].After(c.end) }) {
+			t.Errorf("%s cancelled without a cancel of its session during the call (accepted %+v)", c.id, accepted)
+		}
+	case askuser.TimedOut:
+		if len(accepted) != 0 || c.end.Sub(c.start) < chaosTimeout {
+			t.Errorf("%s timed out after %v with accepted decisions %+v", c.id, c.end.Sub(c.start), accepted)
+		}
+	default:
+		t.Errorf("%s ended as %v", c.id, r.Outcome)
+	}
 }
 
 // chaosDevice is one device: it connects, answers, declines, sends bad answers, tries
@@ -389,6 +459,10 @@ func (dv *chaosDevice) act(ctx context.Context, c *chaosConn, kind sendKind, id 
 	if kind == sendForeign {
 		session = strings.TrimSuffix(id, id[strings.LastIndex(id, "-a"):])
 	}
+	if c.isApproval(id) {
+		dv.decide(ctx, c, kind, id, session, token)
+		return
+	}
 	data := askuser.ResultData{RequestID: id}
 	some := []string{"X", "Y", "Z"}[:1+dv.rng.IntN(3)]
 	switch kind {
@@ -413,8 +487,41 @@ func (dv *chaosDevice) act(ctx context.Context, c *chaosConn, kind sendKind, id 
 		data.Declined = true
 	}
 	raw, _ := json.Marshal(data)
-	msg, _ := json.Marshal(askuser.Event{Type: askuser.EventResult, SessionID: askuser.StringSession(session), Data: raw})
-	errsBefore := c.errorCount(id)
+	dv.send(ctx, c, askuser.EventResult, session, raw, chaosSend{kind: kind, request: id, token: token})
+}
+
+// decide sends a decision on approval id: valid ones approve, deny with the token as
+// the reason, or edit the name into the token; invalid ones break the schema or make a
+// decision not offered; a decline is a denial without a reason.
+func (dv *chaosDevice) decide(ctx context.Context, c *chaosConn, kind sendKind, id, session, token string) {
+	data := askuser.ApprovalResultData{RequestID: id}
+	switch kind {
+	case sendValid, sendForeign:
+		switch dv.rng.IntN(3) {
+		case 0:
+			data.Decision = askuser.DecisionApprove
+		case 1:
+			data.Decision, data.Reason = askuser.DecisionDeny, token
+		default:
+			data.Decision, data.Arguments = askuser.DecisionEdit, json.RawMessage(`{"name":"`+token+`"}`)
+		}
+	case sendInvalid:
+		if dv.rng.IntN(2) == 0 {
+			data.Decision, data.Arguments = askuser.DecisionEdit, json.RawMessage(`{"name":""}`)
+		} else {
+			data.Decision = askuser.DecisionAlways
+		}
+	case sendDecline:
+		data.Decision = askuser.DecisionDeny
+	}
+	raw, _ := json.Marshal(data)
+	dv.send(ctx, c, askuser.EventApprovalResult, session, raw, chaosSend{kind: kind, request: id, token: token, decision: data.Decision})
+}
+
+// send sends one message of type typ with data and records how it was taken.
+func (dv *chaosDevice) send(ctx context.Context, c *chaosConn, typ, session string, data json.RawMessage, s chaosSend) {
+	msg, _ := json.Marshal(askuser.Event{Type: typ, SessionID: askuser.StringSession(session), Data: data})
+	errsBefore := c.errorCount(s.request)
 	if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
 		dv.t.Errorf("%s: write: %v", dv.name, err)
 		return
@@ -422,8 +529,8 @@ func (dv *chaosDevice) act(ctx context.Context, c *chaosConn, kind sendKind, id 
 	if !c.sync(ctx) {
 		return
 	}
-	s := chaosSend{session: dv.session, device: dv.name, request: id, kind: kind, token: token, accepted: true}
-	if codes := c.errorsOf(id); len(codes) > errsBefore {
+	s.session, s.device, s.accepted = dv.session, dv.name, true
+	if codes := c.errorsOf(s.request); len(codes) > errsBefore {
 		s.accepted, s.code = false, codes[len(codes)-1]
 	}
 	dv.log.addSend(s)
@@ -434,7 +541,7 @@ type chaosConn struct {
 	dev      *chaosDevice
 	ws       *websocket.Conn
 	mu       sync.Mutex
-	asks     map[string]bool
+	asks     map[string]bool // by request id: true for an approval
 	resolved map[string]askuser.Outcome
 	errors   map[string][]string
 	acks     int
@@ -460,10 +567,20 @@ func (c *chaosConn) read(ctx context.Context) {
 		case askuser.EventAsk:
 			var a askuser.AskData
 			_ = json.Unmarshal(ev.Data, &a)
+			c.asks[a.RequestID] = false
+		case askuser.EventApproval:
+			var a askuser.ApprovalData
+			_ = json.Unmarshal(ev.Data, &a)
 			c.asks[a.RequestID] = true
-		case askuser.EventResolved:
+		case askuser.EventResolved, askuser.EventApprovalResolved:
 			var r askuser.ResolvedData
-			_ = json.Unmarshal(ev.Data, &r)
+			if ev.Type == askuser.EventApprovalResolved {
+				var a askuser.ApprovalResolvedData
+				_ = json.Unmarshal(ev.Data, &a)
+				r.RequestID, r.Outcome = a.RequestID, a.Outcome
+			} else {
+				_ = json.Unmarshal(ev.Data, &r)
+			}
 			if prev, dup := c.resolved[r.RequestID]; dup {
 				c.dev.t.Errorf("%s: %s resolved twice (%v, %v)", c.dev.name, r.RequestID, prev, r.Outcome)
 			}
@@ -513,6 +630,14 @@ func (c *chaosConn) sync(ctx context.Context) bool {
 }
 
 func (c *chaosConn) errorCount(id string) int { return len(c.errorsOf(id)) }
+
+// isApproval reports whether id is an approval this connection was shown. An id of
+// another session's, never shown, is taken for what its number says.
+func (c *chaosConn) isApproval(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.asks[id]
+}
 
 func (c *chaosConn) errorsOf(id string) []string {
 	c.mu.Lock()

@@ -110,7 +110,7 @@ func newEnv(t testing.TB, hopts *wshub.Options, dopts *askuser.Options) *env {
 	if hopts != nil {
 		o = *hopts
 	}
-	if o.Authorize == nil {
+	if o.Authorize == nil && o.Authenticate == nil {
 		o.Authorize = authorizeQuery
 	}
 	o.OnConnect = func(c *wshub.Conn) { e.connected <- c }
@@ -379,7 +379,7 @@ func TestFirstAnswerWins(t *testing.T) {
 
 func TestLateDeviceIsShownPending(t *testing.T) {
 	asked := make(chan askuser.Asked, 1)
-	e := newEnv(t, nil, &askuser.Options{OnAsk: func(a askuser.Asked) { asked <- a }})
+	e := newEnv(t, nil, &askuser.Options{Observer: askuser.Hooks{OnAsk: func(a askuser.Asked) { asked <- a }}})
 	s := askuser.StringSession("chat-9")
 	res := e.ask(s, "req-late")
 	<-asked // sent while no device was connected
@@ -467,7 +467,7 @@ func TestSessionIDTypeMatters(t *testing.T) {
 
 func TestSeveralSessionsOnOneConnection(t *testing.T) {
 	asked := make(chan askuser.Asked, 2)
-	e := newEnv(t, nil, &askuser.Options{OnAsk: func(a askuser.Asked) { asked <- a }})
+	e := newEnv(t, nil, &askuser.Options{Observer: askuser.Hooks{OnAsk: func(a askuser.Asked) { asked <- a }}})
 	s1, s2 := askuser.IntSession(1), askuser.IntSession(2)
 	res1 := e.ask(s1, "req-1")
 	<-asked
@@ -945,6 +945,7 @@ func TestPanelHandler(t *testing.T) {
 	for _, f := range []struct{ path, ctype string }{
 		{"/askuser/panel.js", "text/javascript; charset=utf-8"},
 		{"/askuser/panel.css", "text/css; charset=utf-8"},
+		{"/askuser/approvals.css", "text/css; charset=utf-8"},
 	} {
 		rec := get("GET", f.path)
 		if rec.Code != http.StatusOK || rec.Body.Len() == 0 {
@@ -964,7 +965,8 @@ func TestPanelHandler(t *testing.T) {
 			t.Errorf("HEAD %s: %d", f.path, rec.Code)
 		}
 	}
-	for _, path := range []string{"/askuser/", "/askuser/missing.js", "/askuser/panel", "/askuser/panel/panel.js"} {
+	for _, path := range []string{"/askuser/", "/askuser/missing.js", "/askuser/panel", "/askuser/panel/panel.js",
+		"/askuser/js/wire.js", "/askuser/js/wrapper.js", "/askuser/js/"} {
 		if rec := get("GET", path); rec.Code != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", path, rec.Code)
 		}

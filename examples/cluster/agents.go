@@ -389,16 +389,23 @@ func (a *agents) cancel(s askuser.SessionID) error {
 func (a *agents) resume() {
 	ctx, cancel := context.WithTimeout(context.Background(), updateTimeout)
 	defer cancel()
-	var keys jetstream.KeyLister
+	// The whole listing is one try: the lister stops when its try's context ends.
+	var keys []string
 	if err := retry(ctx, func(ctx context.Context) error {
-		var err error
-		keys, err = a.kv.ListKeys(ctx)
-		return err
+		keys = keys[:0]
+		lister, err := a.kv.ListKeys(ctx)
+		if err != nil {
+			return err
+		}
+		for key := range lister.Keys() {
+			keys = append(keys, key)
+		}
+		return ctx.Err() // a listing cut short by its timeout is tried again
 	}); err != nil {
 		a.log.Warn("runs not resumed: listing them failed", "err", err)
 		return
 	}
-	for key := range keys.Keys() {
+	for _, key := range keys {
 		var e jetstream.KeyValueEntry
 		if err := retry(ctx, func(ctx context.Context) error {
 			var err error

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,71 +19,11 @@ import (
 )
 
 // TestExampleOnATerminal runs the example as a person would, on a pseudo-terminal:
-// it serves the page, shows each question in the terminal, takes the answers typed
-// there, prints the tool results and exits.
+// it serves the page, shows each question and the approval in the terminal, takes the
+// answers and the decision typed there, prints the tool results and exits.
 func TestExampleOnATerminal(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "terminal")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building the example: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-timeout", "2m")
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
-	ptm, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 110})
-	if err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = ptm.Close()
-	}()
-
-	// The terminal: an emulator that draws the output and answers the program's queries.
-	emu := vt.NewEmulator(110, 40)
-	var mu sync.Mutex
-	var transcript strings.Builder
-	go func() {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := ptm.Read(buf)
-			mu.Lock()
-			_, _ = emu.Write(buf[:n])
-			transcript.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() { _, _ = io.Copy(ptm, emu) }()
-	defer emu.InputPipe().(*io.PipeWriter).Close()
-
-	screen := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return emu.String()
-	}
-	wait := func(text string) string {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			s := screen()
-			if strings.Contains(s, text) {
-				return s
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the terminal never showed %q; it shows:\n%s", text, s)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	press := func(keys ...string) {
-		for _, k := range keys {
-			_, _ = ptm.Write([]byte(k))
-			time.Sleep(30 * time.Millisecond)
-		}
-	}
+	ex := startExample(t)
+	wait, press := ex.wait, ex.press
 
 	// The page is served where the example says.
 	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(wait("Browser panel: http://"))
@@ -107,23 +48,154 @@ func TestExampleOnATerminal(t *testing.T) {
 	wait("Which checks should CI run?")
 	press(" ", "\r")
 	wait("How should we name the service?")
-	press("\x1b") // decline the last set
+	press("\x1b") // decline the set
+	wait("Tool: delete_branch")
+	wait(`"name": "feature/old-login"`)
+	press("\r") // approve
 	wait("that is all")
-
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("the example failed: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the example did not exit after its last question")
-	}
-	mu.Lock()
-	out := transcript.String()
-	mu.Unlock()
-	for _, want := range []string{`"selectedLabels":["React"]`, `"selectedLabels":["Dark mode"]`, `(declined): {"error": "User declined to answer"}`} {
+	ex.exit("after its last call")
+	out := ex.output()
+	for _, want := range []string{`"selectedLabels":["React"]`, `"selectedLabels":["Dark mode"]`, `(declined): {"error": "User declined to answer"}`,
+		`tool result (approved): {"deleted":"feature/old-login"}`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %s", want)
 		}
+	}
+	// Each closing note comes before the agent's next line.
+	for _, pair := range [][2]string{
+		{"Answered.", "agent: Which features"},
+		{"Declined.", "agent: Last, I clean up"},
+		{"Approved.", "agent: that is all"},
+	} {
+		note, next := strings.Index(out, pair[0]), strings.Index(out, pair[1])
+		if note < 0 || next < 0 || note > next {
+			t.Errorf("the note %q (at %d) does not come before %q (at %d)", pair[0], note, pair[1], next)
+		}
+	}
+}
+
+// TestMultiSelectHelpSaysSpace: the hint of a multi-select question and the key help
+// under it name the same key.
+func TestMultiSelectHelpSaysSpace(t *testing.T) {
+	ex := startExample(t)
+	ex.wait("Which framework should we use for the new module?")
+	ex.press("\r")
+	screen := ex.wait("Which features should the first release include?")
+	if !strings.Contains(screen, "space toggles") || !strings.Contains(screen, "space toggle") || strings.Contains(screen, "x toggle") {
+		t.Errorf("the hint and the key help disagree on the key that toggles:\n%s", screen)
+	}
+}
+
+// TestSIGTERMClosesTheForm: on SIGTERM while a form is shown, the question is
+// cancelled, the form closes with its note, the agent says it stopped, and the example
+// exits cleanly.
+func TestSIGTERMClosesTheForm(t *testing.T) {
+	ex := startExample(t)
+	ex.wait("Which framework should we use for the new module?")
+	if err := ex.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	ex.exit("after SIGTERM")
+	out := ex.output()
+	note, stopped := strings.Index(out, "Cancelled."), strings.Index(out, "agent: stopped")
+	if note < 0 || stopped < 0 || note > stopped {
+		t.Errorf("after SIGTERM, want the form's note \"Cancelled.\" then the agent's \"agent: stopped\"; the screen shows:\n%s", ex.screen())
+	}
+}
+
+// example is the example running on a pseudo-terminal, drawn by a terminal emulator.
+type example struct {
+	t          *testing.T
+	cmd        *exec.Cmd
+	exited     chan error
+	mu         sync.Mutex
+	emu        *vt.Emulator
+	transcript strings.Builder
+	ptm        *os.File
+}
+
+// startExample builds and starts the example on a pseudo-terminal of 110×40.
+func startExample(t *testing.T) *example {
+	bin := filepath.Join(t.TempDir(), "terminal")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building the example: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-timeout", "2m")
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
+	ptm, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 110})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := &example{t: t, cmd: cmd, exited: make(chan error, 1), emu: vt.NewEmulator(110, 40), ptm: ptm}
+	go func() { ex.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = ptm.Close()
+	})
+	// The terminal: an emulator that draws the output and answers the program's queries.
+	go func() {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := ptm.Read(buf)
+			ex.mu.Lock()
+			_, _ = ex.emu.Write(buf[:n])
+			ex.transcript.Write(buf[:n])
+			ex.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() { _, _ = io.Copy(ptm, ex.emu) }()
+	t.Cleanup(func() { _ = ex.emu.InputPipe().(*io.PipeWriter).Close() })
+	return ex
+}
+
+func (ex *example) screen() string {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return ex.emu.String()
+}
+
+// output is everything the example wrote, escape sequences and all.
+func (ex *example) output() string {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return ex.transcript.String()
+}
+
+// wait waits until the screen shows text, and returns the screen.
+func (ex *example) wait(text string) string {
+	ex.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s := ex.screen()
+		if strings.Contains(s, text) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			ex.t.Fatalf("the terminal never showed %q; it shows:\n%s", text, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (ex *example) press(keys ...string) {
+	for _, k := range keys {
+		_, _ = ex.ptm.Write([]byte(k))
+		time.Sleep(30 * time.Millisecond)
+	}
+}
+
+// exit waits for the example to exit, successfully.
+func (ex *example) exit(why string) {
+	ex.t.Helper()
+	select {
+	case err := <-ex.exited:
+		if err != nil {
+			ex.t.Fatalf("the example failed %s: %v", why, err)
+		}
+	case <-time.After(30 * time.Second):
+		ex.t.Fatalf("the example did not exit %s", why)
 	}
 }

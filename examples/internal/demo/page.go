@@ -6,11 +6,12 @@ import (
 	"io/fs"
 )
 
-//go:embed page/app.js page/app.css
+//go:embed page/app.js page/app.css page/tools.js
 var assets embed.FS
 
 // PageWith returns the demo page's files: the script (app.js) and styles (app.css) that
-// every demo shares, under own, which holds the demo's index.html (and may replace any
+// every demo shares, and tools.js, the cards of host tool calls for a page that has them
+// (examples/web), under own, which holds the demo's index.html (and may replace any
 // shared file by one of the same name). An index.html may give texts of its own, by
 // language, in <script type="application/json" id="page-texts">{"en": {"title": ...},
 // "zh": {...}}</script>: the script shows them in place of its own (the cluster demo's

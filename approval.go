@@ -1,0 +1,564 @@
+package askuser
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/askuser-go/askuser/internal/jsonread"
+	"github.com/askuser-go/askuser/internal/jsonwrite"
+)
+
+// Approvals: the person approves a host's own tool call before it runs. This file holds
+// their wire events, the data an approval is recorded with, and what the model reads
+// for each way one ends. The rules that decide which calls are asked about are in
+// policy.go; an approval's life is a request's, as a question's is (request.go).
+
+// Event types of approvals.
+const (
+	// EventApproval is sent to every device of a session when a tool call waits for the
+	// person's approval, and to a device that connects while it waits. Its data is an
+	// [ApprovalData].
+	EventApproval = "tool_approval"
+	// EventApprovalResult is sent by a device to decide an approval. Its data is an
+	// [ApprovalResultData].
+	EventApprovalResult = "tool_approval_result"
+	// EventApprovalResolved is sent to every device of a session when an approval ends,
+	// however it ends. Its data is an [ApprovalResolvedData].
+	EventApprovalResolved = "tool_approval_resolved"
+)
+
+// The decisions a person can make on an approval: the values of
+// [ApprovalResultData.Decision] and of [ApprovalData.Decisions].
+const (
+	// DecisionApprove runs the tool call as the model wrote it.
+	DecisionApprove = "approve"
+	// DecisionDeny refuses it, with an optional reason.
+	DecisionDeny = "deny"
+	// DecisionEdit runs it with the arguments the person wrote instead.
+	DecisionEdit = "edit"
+	// DecisionAlways runs it, and the later calls of the session that its grant covers
+	// (see [ApprovalData.Always]) without asking.
+	DecisionAlways = "always"
+)
+
+// allDecisions is every decision, in the order devices show them.
+var allDecisions = []string{DecisionApprove, DecisionDeny, DecisionEdit, DecisionAlways}
+
+// ApprovalData is the data of an [EventApproval]: one tool call waiting for the person.
+type ApprovalData struct {
+	RequestID string `json:"requestId"`
+	// Tool is the name of the tool the model called.
+	Tool string `json:"tool"`
+	// Arguments are the arguments the model wrote, as a JSON value. When what the model
+	// wrote is not JSON, Arguments is a JSON string holding it, and ArgumentsInvalid is
+	// set.
+	Arguments json.RawMessage `json:"arguments"`
+	// ArgumentsInvalid says that the model's arguments are not valid JSON: the call can
+	// only be denied, or edited into valid arguments.
+	ArgumentsInvalid bool `json:"argumentsInvalid,omitempty"`
+	// Description is the host's description of the tool, or of the rule that asks.
+	Description string `json:"description,omitempty"`
+	// Decisions lists the decisions this approval takes, in the order to show them:
+	// some of "approve", "deny", "edit" and "always".
+	Decisions []string `json:"decisions"`
+	// ArgumentsSchema is the tool's JSON Schema for its arguments, when the host gave
+	// one: an edit must satisfy it.
+	ArgumentsSchema json.RawMessage `json:"argumentsSchema,omitempty"`
+	// Always says, in words, what an "always" decision grants (which later calls of the
+	// session then run without asking); empty when "always" is not offered.
+	Always string `json:"always,omitempty"`
+	// Reasons are the host's preset reasons for a denial, to pick from.
+	Reasons []string `json:"reasons,omitempty"`
+	// Scope is the name of the rule that narrows what "always" grants ([Rule.Always]),
+	// kept with the approval so that whichever dispatcher records the decision makes the
+	// same grant. It is not sent to devices.
+	Scope string `json:"-"`
+	// Digest names this approval exactly (its session, id, tool, arguments and expiry).
+	// A device that sends it back with its decision is sure to decide this very call: a
+	// decision whose digest names another is refused as not pending.
+	Digest string `json:"digest"`
+	// ExpiresAt is when the approval times out, so that a device can show a countdown.
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// ApprovalResultData is the data of an [EventApprovalResult]: a device's decision.
+type ApprovalResultData struct {
+	RequestID string `json:"requestId"`
+	// Decision is one of the approval's [ApprovalData.Decisions].
+	Decision string `json:"decision"`
+	// Reason is the person's reason for a denial, typed or picked from the presets.
+	Reason string `json:"reason,omitempty"`
+	// Arguments are the person's arguments, given only with "edit".
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Digest, when given, must be the approval's [ApprovalData.Digest].
+	Digest string `json:"digest,omitempty"`
+}
+
+// ApprovalResolvedData is the data of an [EventApprovalResolved].
+type ApprovalResolvedData struct {
+	RequestID string `json:"requestId"`
+	// Outcome is how the approval ended. On the wire: "approved", "edited", "denied",
+	// "timed_out", "cancelled", "shutdown", "undelivered" or "disconnected".
+	Outcome Outcome `json:"outcome"`
+	// Grant says what an "always" decision granted; the outcome is then [Approved].
+	Grant string `json:"grant,omitempty"`
+	// Reason is the person's reason for a denial.
+	Reason string `json:"reason,omitempty"`
+	// Arguments are the arguments the tool runs with, when the person edited them.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// Decision is how a person (or the clock) decided an approval, as the ended record of
+// the approval keeps it.
+type Decision struct {
+	// Decision is the decision made: one of the Decision* constants; empty when the
+	// approval ended without one (timed out, cancelled, ...).
+	Decision string
+	// Reason is the reason given for a denial.
+	Reason string
+	// Arguments are the edited arguments, for an "edit".
+	Arguments json.RawMessage
+	// Grant is what an "always" decision granted.
+	Grant *Grant
+	// By is who decided: the principal the transport authenticated the device as
+	// ([Event.User]); empty when no person decided, or the transport knows no principal.
+	By string
+	// Via is how the decision came: "" from a device, "link" from an answer or action
+	// link ([Event.Via]).
+	Via string
+	// At is when the approval ended.
+	At time.Time
+}
+
+// Grant lets later tool calls of a session run without asking: what an "always"
+// decision makes. It is kept in the [Store] (see [GrantStore]), so that every
+// dispatcher sharing the store honours it.
+type Grant struct {
+	Session SessionID
+	// ID names the grant within its session: the request id of the approval that made it.
+	ID string
+	// Tool is the name of the tool whose calls it covers.
+	Tool string
+	// Scope, when set, is the name of the narrower [Rule] a call must also match (see
+	// [Rule.Always]); empty, the grant covers every call of Tool in the session.
+	Scope string
+	// Covers says in words what the grant covers, as the person was shown.
+	Covers string
+	// By is who granted it; At is when.
+	By string
+	At time.Time
+}
+
+// GrantStore is implemented by a [Store] that keeps grants. Without it, "always" is not
+// offered. The methods may be called concurrently.
+type GrantStore interface {
+	// PutGrant keeps g, replacing a grant of the same session and ID.
+	PutGrant(ctx context.Context, g Grant) error
+	// Grants returns the session's grants, oldest first.
+	Grants(ctx context.Context, session SessionID) ([]Grant, error)
+	// RevokeGrant removes the session's grant id, and reports whether there was one.
+	RevokeGrant(ctx context.Context, session SessionID, id string) (bool, error)
+}
+
+// approvalEnding is what the library says of one way an approval can end: its name in
+// tool_approval_resolved and the tool result the model reads (for Approved and Edited,
+// built from the tool's own result).
+type approvalEnding struct {
+	outcome Outcome
+	name    string
+	content string
+}
+
+// The tool results of approvals that did not run the tool. Each says that the tool did
+// not run and whether to call it again; a timeout is worded apart from a person's no.
+var approvalEndings = [...]approvalEnding{
+	{Approved, "approved", ""},
+	{Edited, "edited", ""},
+	{Denied, "denied", ""}, // see deniedResult
+	{TimedOut, "timed_out", `{"error": "The user did not decide on this tool call before the timeout, so the tool did not run. This is not a refusal: do not call it again unless the user asks you to."}`},
+	{Cancelled, "cancelled", `{"error": "Session cancelled; the tool did not run"}`},
+	{Undelivered, "undelivered", `{"error": "The approval request could not be delivered to the user; the tool did not run"}`},
+	{Disconnected, "disconnected", `{"error": "User disconnected before deciding on this tool call; the tool did not run"}`},
+	{Shutdown, "shutdown", `{"error": "The approval service is shutting down; the tool did not run"}`},
+	{Invalid, "invalid", ""}, // see invalidApprovalResult
+}
+
+// noDeviceApproval is the result of an approval refused because no device was connected.
+const noDeviceApproval = `{"error": "No device of the user is connected to approve this tool call; the tool did not run"}`
+
+// Denials: by the person, with or without a reason, and by a rule of the host.
+const (
+	deniedByUser           = "The user denied this tool call; the tool did not run. Do not call it again unless the user asks you to."
+	deniedByPolicy         = "This tool call is not allowed here; the tool did not run. Do not call it again."
+	editedNotice           = "The user edited the arguments of this tool call before it ran: it ran with the arguments given here, not with yours."
+	invalidMessageApproval = "Invalid tool call; fix every problem listed and call the tool again"
+)
+
+func approvalEndingOf(o Outcome) *approvalEnding {
+	for i := range approvalEndings {
+		if approvalEndings[i].outcome == o {
+			return &approvalEndings[i]
+		}
+	}
+	return nil
+}
+
+// deniedResult renders the tool result of a denied call: by a rule when rule is set,
+// otherwise by the person, with their reason if any.
+func deniedResult(rule bool, reason string) string {
+	msg := deniedByUser
+	if rule {
+		msg = deniedByPolicy
+	}
+	b := make([]byte, 0, len(msg)+len(reason)+32)
+	b = append(b, `{"error": `...)
+	b = jsonwrite.AppendString(b, msg)
+	if reason != "" {
+		b = append(b, `, "reason": `...)
+		b = jsonwrite.AppendString(b, reason)
+	}
+	return string(append(b, '}'))
+}
+
+// editedResult renders the tool result of an edited call: the notice, the arguments it
+// ran with, and the tool's own result, as a JSON value when it is one, else as a string.
+func editedResult(arguments json.RawMessage, result string) string {
+	b := make([]byte, 0, len(editedNotice)+len(arguments)+len(result)+64)
+	b = append(b, `{"notice": `...)
+	b = jsonwrite.AppendString(b, editedNotice)
+	b = append(b, `, "arguments": `...)
+	b, _ = jsonread.AppendCompact(b, arguments)
+	b = append(b, `, "result": `...)
+	if jsonread.SyntaxError([]byte(result)) == "" && result != "" {
+		b, _ = jsonread.AppendCompact(b, []byte(result))
+	} else {
+		b = jsonwrite.AppendString(b, result)
+	}
+	return string(append(b, '}'))
+}
+
+// invalidApprovalResult renders the result of a tool call refused before anything was
+// asked: {"error": "...", "problems": [...]}.
+func invalidApprovalResult(problems []string) string {
+	b := make([]byte, 0, 96+16*len(problems))
+	b = append(b, `{"error": `...)
+	b = jsonwrite.AppendString(b, invalidMessageApproval)
+	b = append(b, `, "problems": `...)
+	if problems == nil {
+		problems = []string{}
+	}
+	b = jsonwrite.AppendStrings(b, problems)
+	return string(append(b, '}'))
+}
+
+// approvalDigest names an approval exactly: a decision that carries it can only decide
+// that one.
+func approvalDigest(session SessionID, a *ApprovalData, canonical []byte) string {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(session.String()), {boolByte(session.IsNumeric())}, []byte(a.RequestID), []byte(a.Tool), canonical, []byte(a.ExpiresAt.UTC().Format(time.RFC3339Nano))} {
+		var n [8]byte
+		for i, l := 0, len(part); i < 8; i, l = i+1, l>>8 {
+			n[i] = byte(l)
+		}
+		h.Write(n[:])
+		h.Write(part)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// canonicalArguments is the form in which arguments are compared: the JSON value with
+// its members sorted by name, compact. ok is false when arguments are not JSON.
+func canonicalArguments(arguments []byte) (canonical []byte, ok bool) {
+	c, err := normalizeJSON(arguments)
+	return c, err == nil
+}
+
+// maxReasonLength bounds a denial's reason, in characters.
+const maxReasonLength = 1000
+
+// encodeApprovalData encodes a in the library's spelling, arguments as written.
+func encodeApprovalData(a *ApprovalData) ([]byte, error) {
+	n := len(a.RequestID) + len(a.Tool) + len(a.Arguments) + len(a.Description) + len(a.ArgumentsSchema) + len(a.Always) + 160
+	for _, r := range a.Reasons {
+		n += len(r) + 3
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"requestId":`...)
+	b = jsonwrite.AppendString(b, a.RequestID)
+	b = append(b, `,"tool":`...)
+	b = jsonwrite.AppendString(b, a.Tool)
+	b = append(b, `,"arguments":`...)
+	var problem string
+	if b, problem = jsonread.AppendCompact(b, a.Arguments); problem != "" {
+		return nil, fmt.Errorf("arguments: not valid JSON: %s", problem)
+	}
+	if a.ArgumentsInvalid {
+		b = append(b, `,"argumentsInvalid":true`...)
+	}
+	if a.Description != "" {
+		b = append(b, `,"description":`...)
+		b = jsonwrite.AppendString(b, a.Description)
+	}
+	b = append(b, `,"decisions":`...)
+	b = jsonwrite.AppendStrings(b, a.Decisions)
+	if len(a.ArgumentsSchema) > 0 {
+		b = append(b, `,"argumentsSchema":`...)
+		if b, problem = jsonread.AppendCompact(b, a.ArgumentsSchema); problem != "" {
+			return nil, fmt.Errorf("argumentsSchema: not valid JSON: %s", problem)
+		}
+	}
+	if a.Always != "" {
+		b = append(b, `,"always":`...)
+		b = jsonwrite.AppendString(b, a.Always)
+	}
+	if len(a.Reasons) > 0 {
+		b = append(b, `,"reasons":`...)
+		b = jsonwrite.AppendStrings(b, a.Reasons)
+	}
+	b = append(b, `,"digest":`...)
+	b = jsonwrite.AppendString(b, a.Digest)
+	if !a.ExpiresAt.IsZero() {
+		t, err := a.ExpiresAt.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("expiresAt: %w", err)
+		}
+		b = append(b, `,"expiresAt":`...)
+		b = append(b, t...)
+	}
+	return append(b, '}'), nil
+}
+
+// encodeApprovalResolvedData encodes r; an outcome that approvals do not have is an error.
+func encodeApprovalResolvedData(r ApprovalResolvedData) ([]byte, error) {
+	e := approvalEndingOf(r.Outcome)
+	if e == nil || r.Outcome == Invalid {
+		return nil, fmt.Errorf("outcome: %v is not an outcome of an approval", r.Outcome)
+	}
+	b := make([]byte, 0, len(r.RequestID)+len(r.Grant)+len(r.Reason)+len(r.Arguments)+64)
+	b = append(b, `{"requestId":`...)
+	b = jsonwrite.AppendString(b, r.RequestID)
+	b = append(b, `,"outcome":`...)
+	b = jsonwrite.AppendString(b, e.name)
+	if r.Grant != "" {
+		b = append(b, `,"grant":`...)
+		b = jsonwrite.AppendString(b, r.Grant)
+	}
+	if r.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = jsonwrite.AppendString(b, r.Reason)
+	}
+	if len(r.Arguments) > 0 {
+		b = append(b, `,"arguments":`...)
+		var problem string
+		if b, problem = jsonread.AppendCompact(b, r.Arguments); problem != "" {
+			return nil, fmt.Errorf("arguments: not valid JSON: %s", problem)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// encodeApprovalResultData encodes a device's decision.
+func encodeApprovalResultData(r *ApprovalResultData) ([]byte, error) {
+	b := make([]byte, 0, len(r.RequestID)+len(r.Reason)+len(r.Arguments)+len(r.Digest)+48)
+	b = append(b, `{"requestId":`...)
+	b = jsonwrite.AppendString(b, r.RequestID)
+	b = append(b, `,"decision":`...)
+	b = jsonwrite.AppendString(b, r.Decision)
+	if r.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = jsonwrite.AppendString(b, r.Reason)
+	}
+	if len(r.Arguments) > 0 {
+		b = append(b, `,"arguments":`...)
+		var problem string
+		if b, problem = jsonread.AppendCompact(b, r.Arguments); problem != "" {
+			return nil, fmt.Errorf("arguments: not valid JSON: %s", problem)
+		}
+	}
+	if r.Digest != "" {
+		b = append(b, `,"digest":`...)
+		b = jsonwrite.AppendString(b, r.Digest)
+	}
+	return append(b, '}'), nil
+}
+
+// MarshalJSON encodes r with the outcome's name in tool_approval_resolved, which for
+// [TimedOut] is "timed_out".
+func (r ApprovalResolvedData) MarshalJSON() ([]byte, error) { return encodeApprovalResolvedData(r) }
+
+// UnmarshalJSON decodes r, reading the outcome by its name in tool_approval_resolved.
+func (r *ApprovalResolvedData) UnmarshalJSON(b []byte) error {
+	var w struct {
+		RequestID string          `json:"requestId"`
+		Outcome   string          `json:"outcome"`
+		Grant     string          `json:"grant"`
+		Reason    string          `json:"reason"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	for _, e := range approvalEndings {
+		if e.name == w.Outcome && e.outcome != Invalid {
+			*r = ApprovalResolvedData{RequestID: w.RequestID, Outcome: e.outcome, Grant: w.Grant, Reason: w.Reason, Arguments: w.Arguments}
+			return nil
+		}
+	}
+	return fmt.Errorf("askuser: unknown approval outcome %q", w.Outcome)
+}
+
+// decodeApprovalResultData decodes a device's decision strictly, wording every refusal:
+// unknown names, names given twice, wrong types and trailing data are refused.
+func decodeApprovalResultData(b []byte) (ApprovalResultData, error) {
+	fail := func(problem string) (ApprovalResultData, error) {
+		return ApprovalResultData{}, fmt.Errorf("%w: %s data: %s", ErrMalformedEvent, EventApprovalResult, problem)
+	}
+	if problem := jsonread.SyntaxError(b); problem != "" {
+		return fail("not valid JSON: " + problem)
+	}
+	w := jsonread.NewWalker(b)
+	if w.Peek() != '{' {
+		return fail("must be an object, not " + w.Kind())
+	}
+	var data ApprovalResultData
+	seen := make(map[string]bool, 5)
+	var problem string
+	w.Members(func(name string) bool {
+		start := w.Pos()
+		w.Skip()
+		raw := b[start:w.Pos()]
+		if seen[name] {
+			problem = truncate(name, 40) + ": given twice; give each field once"
+			return false
+		}
+		seen[name] = true
+		str := func(dst *string) bool {
+			if raw[0] != '"' {
+				if string(raw) == "null" && name != fieldRequestID && name != fieldDecision {
+					return true
+				}
+				problem = name + ": must be a string, not " + jsonread.NewWalker(raw).Kind()
+				return false
+			}
+			*dst = jsonread.Unquote(raw)
+			return true
+		}
+		switch name {
+		case fieldRequestID:
+			return str(&data.RequestID)
+		case fieldDecision:
+			return str(&data.Decision)
+		case fieldReason:
+			return str(&data.Reason)
+		case fieldDigest:
+			return str(&data.Digest)
+		case fieldArguments:
+			if string(raw) != "null" {
+				data.Arguments = json.RawMessage(raw)
+			}
+			return true
+		}
+		problem = truncate(name, 40) + ": unknown field; the fields of a decision are requestId, decision, reason, arguments and digest"
+		return false
+	})
+	if problem != "" {
+		return fail(problem)
+	}
+	switch {
+	case data.RequestID == "":
+		return fail("missing requestId")
+	case data.Decision == "":
+		return fail(`missing decision; one of "approve", "deny", "edit" or "always"`)
+	}
+	return data, nil
+}
+
+// Members of a decision.
+const (
+	fieldDecision  = "decision"
+	fieldReason    = "reason"
+	fieldArguments = "arguments"
+	fieldDigest    = "digest"
+)
+
+// checkDecision checks a device's decision against the approval it decides and returns
+// the decision as recorded, or the error for the device: an [*AnswerError] for a
+// decision the approval does not take or an edit that is not valid, ErrNotPending for a
+// digest of another approval.
+func (d *Dispatcher) checkDecision(a *ApprovalData, data *ApprovalResultData) (Decision, error) {
+	if data.Digest != "" && data.Digest != a.Digest {
+		return Decision{}, fmt.Errorf("%w: the decision is for another approval of this id (its digest differs)", ErrNotPending)
+	}
+	refuse := func(format string, args ...any) (Decision, error) {
+		return Decision{}, &AnswerError{RequestID: data.RequestID, Problems: []string{fmt.Sprintf(format, args...)}}
+	}
+	offered := false
+	for _, x := range a.Decisions {
+		offered = offered || x == data.Decision
+	}
+	if !offered {
+		return refuse("decision: %q is not a decision of this approval; it takes %s", truncate(data.Decision, 40), quotedList(a.Decisions))
+	}
+	if data.Decision != DecisionEdit && len(data.Arguments) > 0 {
+		return refuse("arguments: given only with the decision \"edit\"")
+	}
+	if data.Decision != DecisionDeny && data.Reason != "" {
+		return refuse("reason: given only with the decision \"deny\"")
+	}
+	dec := Decision{Decision: data.Decision}
+	switch data.Decision {
+	case DecisionDeny:
+		if !utf8.ValidString(data.Reason) {
+			return refuse("reason: not valid UTF-8")
+		}
+		if n := utf8.RuneCountInString(data.Reason); n > maxReasonLength {
+			return refuse("reason: %d characters; at most %d are accepted", n, maxReasonLength)
+		}
+		dec.Reason = data.Reason
+	case DecisionEdit:
+		if len(data.Arguments) == 0 {
+			return refuse("arguments: missing; an edit gives the arguments to run the tool with")
+		}
+		if len(data.Arguments) > MaxArgumentsBytes {
+			return refuse("arguments: %d bytes; at most %d are accepted", len(data.Arguments), MaxArgumentsBytes)
+		}
+		compact, problem := jsonread.AppendCompact(nil, data.Arguments)
+		if problem != "" {
+			return refuse("arguments: not valid JSON: %s", problem)
+		}
+		if problems := schemaCheck(a.ArgumentsSchema, compact); len(problems) > 0 {
+			return Decision{}, &AnswerError{RequestID: data.RequestID, Problems: problems}
+		}
+		dec.Arguments = compact
+	}
+	return dec, nil
+}
+
+// quotedList renders ss as "a", "b" or "c".
+func quotedList(ss []string) string {
+	var b []byte
+	for i, s := range ss {
+		switch {
+		case i == 0:
+		case i == len(ss)-1:
+			b = append(b, " or "...)
+		default:
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendQuote(b, s)
+	}
+	return string(b)
+}

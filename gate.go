@@ -1,0 +1,453 @@
+package askuser
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/askuser-go/askuser/internal/jsonread"
+	"github.com/askuser-go/askuser/internal/jsonwrite"
+)
+
+// The gate: a host's own tool call is allowed, denied, or asked about before it runs
+// ([Dispatcher.Approve]), by the rules of [Options.Policy], the session's grants, and
+// the person's decision on an approval, whose life is a request's (request.go).
+
+// ApprovalResult is how the gate decided one tool call.
+type ApprovalResult struct {
+	// Outcome is [Approved] or [Edited] when the tool may run; otherwise why not:
+	// [Denied], [TimedOut], [Cancelled], [Undelivered], [Disconnected], [Shutdown], or
+	// [Invalid] for a call refused before anything was asked.
+	Outcome Outcome
+	// RequestID is the approval's request id (the tool-call id, or one made); "" when no
+	// person was asked.
+	RequestID string
+	// Arguments are the arguments the tool may run with, when it may: the model's as
+	// they came, or the person's edit. Nil otherwise.
+	Arguments json.RawMessage
+	// Decision is the person's, when one decided: the decision, the reason of a denial,
+	// who decided and when.
+	Decision Decision
+	// Rule is the name of the rule that decided, when no person did ("default" for the
+	// Policy's Default).
+	Rule string
+	// Grant is the grant that let the call run without asking, or the one an "always"
+	// decision made.
+	Grant *Grant
+	// Problems lists what was wrong with the call when Outcome is [Invalid].
+	Problems []string
+	// Err is nil when the tool may run, and otherwise wraps the outcome's error
+	// ([ErrDenied], [ErrTimeout], [ErrCancelled], [ErrUndelivered], [ErrDisconnected],
+	// [ErrClosed], or an [*ArgumentsError]), and possibly its cause.
+	Err error
+}
+
+// Allowed reports whether the tool may run: Outcome is [Approved] or [Edited].
+func (r ApprovalResult) Allowed() bool { return r.Outcome == Approved || r.Outcome == Edited }
+
+// IsError reports whether the call did not run: the error flag many LLM APIs take beside
+// a tool result.
+func (r ApprovalResult) IsError() bool { return !r.Allowed() }
+
+// Content returns the tool result the model reads for the call. toolResult is what the
+// tool returned when it ran. Approved: toolResult unchanged. Edited:
+// {"notice": "...", "arguments": {the arguments it ran with}, "result": toolResult (as
+// a JSON value when it is one)}. Otherwise the call did not run, toolResult is ignored,
+// and the result says why: denied by the person ({"error": "...", "reason": "..."} with
+// their reason, if any), denied by a rule, timed out (worded apart from a denial),
+// cancelled, undelivered, disconnected, shutting down, or invalid (with its problems).
+// docs/APPROVALS.md lists each exactly.
+func (r ApprovalResult) Content(toolResult string) string {
+	switch r.Outcome {
+	case Approved:
+		return toolResult
+	case Edited:
+		return editedResult(r.Arguments, toolResult)
+	case Denied:
+		return deniedResult(r.Rule != "" && r.Decision.Decision == "", r.Decision.Reason)
+	case Invalid:
+		return invalidApprovalResult(r.Problems)
+	case Undelivered:
+		if errors.Is(r.Err, errNoDevice) {
+			return noDeviceApproval
+		}
+	}
+	if e := approvalEndingOf(r.Outcome); e != nil && e.content != "" {
+		return e.content
+	}
+	return approvalEndingOf(Undelivered).content // an outcome this version does not know
+}
+
+// Audit is the record of one decision on a gated tool call, for the [Observer] (and
+// [Hooks.OnAudit]): what
+// was asked, what was decided, by whom or by which rule, and when.
+type Audit struct {
+	Session SessionID
+	// RequestID is the approval's request id; "" when no person was asked.
+	RequestID string
+	// Tool and Arguments are the call as the model made it, the arguments compacted (as
+	// a JSON string of what the model wrote when that is not JSON).
+	Tool      string
+	Arguments json.RawMessage
+	// Description is what the approval card said of the tool; "" when no person was
+	// asked.
+	Description string
+	// Outcome is how the call was decided: [Approved], [Edited], [Denied], or why no
+	// decision came ([TimedOut], [Cancelled], ...).
+	Outcome Outcome
+	// Decision is the person's decision ("approve", "deny", "edit", "always"); "" when
+	// none made it.
+	Decision string
+	// Reason is the reason of a denial.
+	Reason string
+	// Edited are the arguments the tool runs with when the person edited them.
+	Edited json.RawMessage
+	// Rule is the rule that decided, when no person did ("default" for the Policy's
+	// Default); "" otherwise.
+	Rule string
+	// Grant is the grant that allowed the call without asking, or that an "always"
+	// decision made.
+	Grant *Grant
+	// AskedAt is when the call came to the gate; DecidedAt when it was decided.
+	AskedAt, DecidedAt time.Time
+	// By is who decided: the principal the transport authenticated the device as; ""
+	// when no person decided, or the transport names none.
+	By string
+	// Via is how the person's decision came: "" from a device, "link" from an answer or
+	// action link.
+	Via string
+}
+
+// Approve decides one tool call of the host's by [Options.Policy]: a Deny rule refuses
+// it, an Allow rule lets it run, and a call that an Ask rule (or the Default, or the
+// absence of a Policy) asks about runs without asking when a grant of the session
+// covers it, and otherwise waits for the person's decision on any device of the
+// session, the first decision winning. It returns how the call was decided; the host
+// runs the tool only when [ApprovalResult.Allowed], with [ApprovalResult.Arguments],
+// and gives the model [ApprovalResult.Content] of what the tool returned. [Dispatcher.Wrap]
+// does all this around a host's ToolFunc.
+//
+// The approval is bound to the call: its session, tool, id and arguments. A call made
+// again with the same id, tool and arguments (retried, or resumed on another replica
+// with a shared [Store]) waits for the same approval, or gets the decision given
+// meanwhile, and is never asked twice; a call whose id names a request that asks
+// something else is refused as [Invalid]. Approve never panics on bad input.
+func (d *Dispatcher) Approve(ctx context.Context, call ToolCall) ApprovalResult {
+	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
+	r := d.approve(ctx, call)
+	done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: r.IsError(), Err: r.Err})
+	return r
+}
+
+// approve is Approve, unobserved.
+func (d *Dispatcher) approve(ctx context.Context, call ToolCall) ApprovalResult {
+	now := time.Now()
+	refuse := func(problems ...string) ApprovalResult {
+		r := ApprovalResult{Outcome: Invalid, Problems: problems, Err: &ArgumentsError{Problems: problems}}
+		d.report(Record{Session: call.Session, Approval: &ApprovalData{Tool: call.Name}, Outcome: Invalid}, r.Err, 0)
+		return r
+	}
+	switch {
+	case call.Name == "":
+		return refuse("name: the tool call has no tool name")
+	case !utf8.ValidString(call.Name) || len(call.Name) > MaxRequestIDBytes:
+		return refuse("name: the tool name is not valid UTF-8 of at most 256 bytes")
+	case call.Name == ToolName:
+		return refuse("name: ask_user_questions is not gated; dispatch it with Dispatch")
+	case len(call.Arguments) > MaxArgumentsBytes:
+		return refuse(fmt.Sprintf("arguments: %d bytes exceeds the limit of %d", len(call.Arguments), MaxArgumentsBytes))
+	}
+	if call.ID != "" {
+		if problem := requestIDProblem(call.ID); problem != "" {
+			return refuse(problem)
+		}
+	}
+	args := call.Arguments
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}") // a call of a tool that takes no arguments
+	}
+	shown, problem := jsonread.AppendCompact(nil, args)
+	argsOK := problem == ""
+	canonical, _ := canonicalArguments(args)
+	var tree map[string]any
+	if argsOK && d.policy != nil && d.policy.predicates {
+		_ = json.Unmarshal(shown, &tree) // not an object: no members
+	}
+
+	action, rule := ActionAsk, (*Rule)(nil)
+	if d.policy != nil {
+		action, rule = d.policy.decide(call.Name, tree, argsOK)
+	}
+	byRule := func(o Outcome, g *Grant) ApprovalResult {
+		r := ApprovalResult{Outcome: o, Rule: "default", Grant: g}
+		if rule != nil {
+			r.Rule = rule.name()
+		}
+		if g != nil {
+			r.Rule = ""
+		}
+		if r.Allowed() {
+			r.Arguments = call.Arguments
+		} else {
+			r.Err = ErrDenied
+		}
+		d.auditRule(ctx, call, now, r)
+		return r
+	}
+	switch action {
+	case ActionDeny:
+		return byRule(Denied, nil)
+	case ActionAllow:
+		return byRule(Approved, nil)
+	}
+	if argsOK && d.grants != nil && d.policy != nil {
+		if grants, err := d.grants.Grants(ctx, call.Session); err == nil {
+			for i := range grants {
+				if d.policy.covers(&grants[i], call.Name, tree, argsOK) {
+					return byRule(Approved, &grants[i])
+				}
+			}
+		}
+	}
+
+	id := call.ID
+	if id == "" {
+		if id = d.opts.NewRequestID(); id == "" {
+			return refuse("id: Options.NewRequestID returned an empty id, which no device could answer")
+		}
+		if problem := requestIDProblem(id); problem != "" {
+			return refuse(problem)
+		}
+	}
+	data := &ApprovalData{
+		RequestID: id,
+		Tool:      call.Name,
+		Arguments: shown,
+		Decisions: d.decisionsFor(rule, argsOK),
+		ExpiresAt: now.Add(d.opts.Timeout).UTC(),
+	}
+	if !argsOK {
+		data.Arguments = jsonwrite.AppendString(nil, string(call.Arguments))
+		data.ArgumentsInvalid = true
+	}
+	if d.policy != nil {
+		if t := d.policy.tools[call.Name]; t != nil {
+			data.Description, data.ArgumentsSchema = t.Description, t.Schema
+		}
+		data.Reasons = d.policy.Reasons
+	}
+	if rule != nil && rule.Description != "" {
+		data.Description = rule.Description
+	}
+	if slices.Contains(data.Decisions, DecisionAlways) {
+		data.Always = alwaysText(call.Name, rule)
+		if rule != nil && rule.Always != nil {
+			data.Scope = rule.Always.Name
+		}
+	}
+	data.Digest = approvalDigest(call.Session, data, canonical)
+	rec := Record{Session: call.Session, Approval: data, AskedAt: now}
+	same := func(cur Record) bool {
+		if cur.Approval == nil || cur.Approval.Tool != call.Name {
+			return false
+		}
+		c, _ := canonicalArguments(cur.Approval.Arguments)
+		if cur.Approval.ArgumentsInvalid || !argsOK {
+			return cur.Approval.ArgumentsInvalid == !argsOK && bytes.Equal(cur.Approval.Arguments, data.Arguments)
+		}
+		return bytes.Equal(c, canonical)
+	}
+	rec, err := d.request(ctx, rec, same)
+	if errors.Is(err, errIDTaken) {
+		what := "names a request for another tool call"
+		if rec.Approval == nil {
+			what = "names a question set"
+		}
+		return refuse(fmt.Sprintf("id: the tool-call id %q %s; make this call with its own id", truncate(id, 64), what))
+	}
+	return d.approvalResult(ctx, rec, err, call.Arguments)
+}
+
+// decisionsFor returns the decisions an approval asked by rule offers: the rule's, or
+// all; "always" only when the store keeps grants and there is a policy to match them,
+// and for arguments that are not JSON only "deny" and "edit".
+func (d *Dispatcher) decisionsFor(rule *Rule, argsOK bool) []string {
+	decisions := allDecisions
+	if rule != nil && len(rule.Decisions) > 0 {
+		decisions = rule.Decisions
+	}
+	out := make([]string, 0, len(decisions))
+	for _, dec := range allDecisions { // in the one order, whatever the rule's
+		if !slices.Contains(decisions, dec) {
+			continue
+		}
+		switch {
+		case dec == DecisionAlways && (d.grants == nil || d.policy == nil),
+			!argsOK && (dec == DecisionApprove || dec == DecisionAlways):
+			continue
+		}
+		out = append(out, dec)
+	}
+	if len(out) == 0 {
+		out = append(out, DecisionDeny) // the person can always refuse
+	}
+	return out
+}
+
+// approvalResult renders an ended approval for the host. A grant that an "always"
+// decision made is kept before the call returns (again, should the deciding dispatcher
+// have kept it already), so that the model's next call finds it.
+func (d *Dispatcher) approvalResult(ctx context.Context, rec Record, err error, original json.RawMessage) ApprovalResult {
+	r := ApprovalResult{Outcome: rec.Outcome, RequestID: rec.RequestID(), Err: err}
+	if dec := rec.Decision; dec != nil {
+		r.Decision = *dec
+		r.Grant = dec.Grant
+	}
+	switch r.Outcome {
+	case Approved:
+		r.Arguments = original
+		if r.Grant != nil && d.grants != nil {
+			_ = d.grants.PutGrant(ctx, *r.Grant)
+		}
+	case Edited:
+		r.Arguments = r.Decision.Arguments
+	default:
+		if r.Err == nil {
+			r.Err = outcomeErr(r.Outcome, nil)
+		}
+		if approvalEndingOf(r.Outcome) == nil {
+			r.Outcome, r.Err = Undelivered, ErrUndelivered
+		}
+	}
+	return r
+}
+
+// gated runs call through the gate and, when it may run, through next: one call for
+// the observer, the tool's run within it.
+func (d *Dispatcher) gated(ctx context.Context, call ToolCall, next ToolFunc) (string, error) {
+	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
+	r := d.approve(ctx, call)
+	if !r.Allowed() {
+		content := r.Content("")
+		done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: true, Err: r.Err, Content: content})
+		return content, &ResultError{Result: Result{Content: content, Outcome: r.Outcome, RequestID: r.RequestID, Problems: r.Problems, Err: r.Err}}
+	}
+	run := call
+	run.Arguments = r.Arguments
+	out, err := next(ctx, run)
+	content := r.Content(out)
+	done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: err != nil, Err: err, Content: content})
+	return content, err
+}
+
+// handleDecision takes a device's decision on an approval.
+func (d *Dispatcher) handleDecision(ctx context.Context, ev Event) error {
+	if len(ev.Data) == 0 {
+		return fmt.Errorf("%w: %s without data", ErrMalformedEvent, EventApprovalResult)
+	}
+	if len(ev.Data) > MaxArgumentsBytes+maxReasonLength*4+4096 {
+		return fmt.Errorf("%w: %s data of %d bytes is too long", ErrMalformedEvent, EventApprovalResult, len(ev.Data))
+	}
+	data, err := decodeApprovalResultData(ev.Data)
+	if err != nil {
+		return err
+	}
+	rec, err := d.store.Get(ctx, ev.SessionID, data.RequestID)
+	if errors.Is(err, ErrNotPending) || err == nil && (rec.Outcome != 0 || rec.Approval == nil) {
+		return ErrNotPending
+	}
+	if err != nil {
+		return fmt.Errorf("askuser: reading the approval: %w", err)
+	}
+	dec, err := d.checkDecision(rec.Approval, &data)
+	if err != nil {
+		return err
+	}
+	dec.By, dec.Via, dec.At = ev.User, ev.Via, time.Now()
+	switch dec.Decision {
+	case DecisionApprove:
+		rec.Outcome = Approved
+	case DecisionDeny:
+		rec.Outcome = Denied
+	case DecisionEdit:
+		rec.Outcome = Edited
+	case DecisionAlways:
+		rec.Outcome = Approved
+		dec.Grant = &Grant{Session: rec.Session, ID: rec.Approval.RequestID, Tool: rec.Approval.Tool, Scope: rec.Approval.Scope, Covers: rec.Approval.Always, By: dec.By, At: dec.At}
+	}
+	rec.Decision = &dec
+	won, err := d.end(ctx, rec, nil)
+	if err != nil {
+		// The decision may or may not be recorded: the device can send it again.
+		return fmt.Errorf("askuser: recording the decision: %w", err)
+	}
+	if !won {
+		return ErrNotPending
+	}
+	return nil
+}
+
+// audit reports an ended approval to the observer, and keeps the grant an "always"
+// decision made.
+func (d *Dispatcher) audit(rec Record) {
+	dec := rec.Decision
+	if dec.Grant != nil && d.grants != nil {
+		_ = d.grants.PutGrant(context.Background(), *dec.Grant)
+	}
+	if d.obs == nil && d.log == nil {
+		return
+	}
+	a := rec.Approval
+	d.observe(context.Background(), Observation{What: ObservedDecision, Session: rec.Session, RequestID: a.RequestID, Kind: KindApproval, Outcome: rec.Outcome, Carrier: rec.Carrier, Audit: &Audit{
+		Session: rec.Session, RequestID: a.RequestID, Tool: a.Tool, Arguments: a.Arguments, Description: a.Description,
+		Outcome: rec.Outcome, Decision: dec.Decision, Reason: dec.Reason, Edited: dec.Arguments, Grant: dec.Grant,
+		AskedAt: rec.AskedAt, DecidedAt: dec.At, By: dec.By, Via: dec.Via,
+	}})
+}
+
+// auditRule reports a call decided by a rule or a grant, without asking.
+func (d *Dispatcher) auditRule(ctx context.Context, call ToolCall, asked time.Time, r ApprovalResult) {
+	if d.obs == nil && d.log == nil {
+		return
+	}
+	args, problem := jsonread.AppendCompact(nil, call.Arguments)
+	if problem != "" {
+		args = jsonwrite.AppendString(nil, string(call.Arguments))
+	}
+	d.observe(ctx, Observation{What: ObservedDecision, Session: call.Session, Kind: KindApproval, Outcome: r.Outcome, Audit: &Audit{
+		Session: call.Session, Tool: call.Name, Arguments: args, Outcome: r.Outcome,
+		Rule: r.Rule, Grant: r.Grant, AskedAt: asked, DecidedAt: time.Now(),
+	}})
+}
+
+// Grants returns the session's grants: the "always" decisions whose later calls run
+// without asking. Without a store that keeps grants it returns none.
+func (d *Dispatcher) Grants(ctx context.Context, session SessionID) ([]Grant, error) {
+	if d.grants == nil {
+		return nil, nil
+	}
+	return d.grants.Grants(ctx, session)
+}
+
+// RevokeGrant removes the session's grant id, so that the calls it covered are asked
+// about again, on every dispatcher sharing the store; it reports whether there was one.
+func (d *Dispatcher) RevokeGrant(ctx context.Context, session SessionID, id string) (bool, error) {
+	if d.grants == nil {
+		return false, nil
+	}
+	return d.grants.RevokeGrant(ctx, session, id)
+}
+
+// clone returns a copy of a that shares nothing mutable with it.
+func (a ApprovalData) clone() ApprovalData {
+	a.Arguments = bytes.Clone(a.Arguments)
+	a.ArgumentsSchema = bytes.Clone(a.ArgumentsSchema)
+	a.Decisions = slices.Clone(a.Decisions)
+	a.Reasons = slices.Clone(a.Reasons)
+	return a
+}

@@ -1,0 +1,54 @@
+package askuser
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// ToolOutput is how one tool call of a model's turn ended, as [Dispatcher.RunTools]
+// returns it: what the model reads, and the error flag beside it.
+type ToolOutput struct {
+	// Call is the call as it was given; its ID passes back to the provider untouched.
+	Call ToolCall
+	// Content is the tool result for the model.
+	Content string
+	// IsError is the flag many LLM APIs take beside a tool result: set when the person
+	// did not answer, when a gated call did not run, and when the host's tool failed.
+	IsError bool
+	// Err is nil when the call ended well. Otherwise it is a [*ResultError] when askuser
+	// ended it without a result (no answer, not allowed to run), or the host's tool's
+	// own error.
+	Err error
+}
+
+// RunTools runs the tool calls of one model turn, each on its own and all at once:
+// ask_user_questions through [Dispatcher.Dispatch], and every other call through run,
+// gated by [Options.Policy] as [Dispatcher.Wrap] gates it. It returns when every call has
+// ended, with one output per call in the order of calls. A call that needs no approval
+// runs while a sibling waits for the person, and a sibling's denial or timeout loses no
+// other call's result. When a tool of the host fails with no content, its error's text
+// is the content.
+func (d *Dispatcher) RunTools(ctx context.Context, calls []ToolCall, run ToolFunc) []ToolOutput {
+	out := make([]ToolOutput, len(calls))
+	tool := d.Wrap(run)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() {
+			content, err := tool(ctx, c)
+			if err != nil && content == "" {
+				content = err.Error()
+			}
+			out[i] = ToolOutput{Call: c, Content: content, IsError: err != nil, Err: err}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// Refused reports whether askuser ended the call without a result (no answer, or not
+// allowed to run), as opposed to the host's tool failing.
+func (o ToolOutput) Refused() bool {
+	_, ok := errors.AsType[*ResultError](o.Err)
+	return ok
+}
