@@ -492,9 +492,14 @@ func (a *agents) loop(s askuser.SessionID, resumed string) {
 			return
 		}
 		wait = min(2*wait, 10*time.Second)
-		resumed = "after its runs bucket did not answer"
+		resumed = resumedAfterStall
 	}
 }
+
+// resumedAfterStall is why a run takes up again after its runs bucket did not take a
+// step: the transcript says so once the bucket answers, so that the person learns why
+// the run paused.
+const resumedAfterStall = "after its runs bucket did not answer"
 
 // runOnce carries out the run from where it stands and reports whether another run (a
 // queued message) follows; an error when the runs bucket did not take a step.
@@ -516,6 +521,8 @@ func (a *agents) runOnce(s askuser.SessionID, resumed string) (bool, error) {
 			}
 		} else if run.CallID != "" && resumed != "" {
 			pub(demo.EventAgentMessage, map[string]any{"text": "Resumed on replica " + a.name + " " + resumed + ": waiting for the same question, with the same tool-call id."})
+		} else if resumed == resumedAfterStall {
+			pub(demo.EventAgentMessage, map[string]any{"text": "Going on, on replica " + a.name + ", " + resumed + "."})
 		}
 	})
 	if err != nil {
