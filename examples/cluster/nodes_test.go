@@ -58,10 +58,11 @@ func startReplicas(t *testing.T, nodes []*natstest.Node, n int) []*httptest.Serv
 	return srvs
 }
 
-// control is a connection of the test's own to the nodes, to ask who leads what.
-func control(t *testing.T, nodes []*natstest.Node) (*nats.Conn, jetstream.JetStream) {
+// connectJS is a connection of the test's own to the servers at urls (to ask who leads
+// what, say), made with opts, and its JetStream context.
+func connectJS(t *testing.T, urls string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(natstest.URLs(nodes...))
+	nc, err := nats.Connect(urls, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func testRunsLeaderKilled(t *testing.T) {
 	t.Parallel()
 	nodes := natstest.StartCluster(t, 3)
 	srvs := startReplicas(t, nodes, 3)
-	nc, js := control(t, nodes)
+	nc, js := connectJS(t, natstest.URLs(nodes...))
 	const runsStream, questionsStream = "KV_" + runsBucket, "KV_askuser"
 	runsLeader := natstest.StreamLeader(t, nodes, js, runsStream)
 	for tries := 0; natstest.StreamLeader(t, nodes, js, questionsStream) == runsLeader; tries++ {
@@ -279,21 +280,13 @@ func testRunsReadTheirWrites(t *testing.T) {
 	nodes := natstest.StartCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), failsafe)
 	defer cancel()
-	_, js := control(t, nodes)
+	_, js := connectJS(t, natstest.URLs(nodes...))
 	if _, err := openRuns(ctx, js, 3); err != nil {
 		t.Fatal(err)
 	}
 	leader := natstest.StreamLeader(t, nodes, js, "KV_"+runsBucket)
 	open := func(n *natstest.Node) jetstream.KeyValue {
-		nc, err := nats.Connect(n.URL(), nats.IgnoreDiscoveredServers())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		njs, err := jetstream.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, njs := connectJS(t, n.URL(), nats.IgnoreDiscoveredServers())
 		kv, err := openRuns(ctx, njs, 3)
 		if err != nil {
 			t.Fatal(err)
