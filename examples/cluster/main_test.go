@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/cluster/natstest"
 	"github.com/askuser-go/askuser/examples/internal/demo"
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
@@ -29,9 +30,10 @@ const failsafe = 30 * time.Second
 const envReplica = "ASKUSER_CLUSTER_DEMO_REPLICA" // "name addr natsURL"
 
 func TestMain(m *testing.M) {
+	natstest.RunIfNode() // a NATS node of nodes_test.go
 	if spec := os.Getenv(envReplica); spec != "" {
 		f := strings.Fields(spec)
-		if err := run(f[2], "", "", f[1], f[0], "", 1, time.Minute, false); err != nil {
+		if err := run(config{natsURL: f[2], addr: f[1], name: f[0], copies: 1, timeout: time.Minute}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -42,10 +44,11 @@ func TestMain(m *testing.M) {
 
 func startTestNATS(t *testing.T) *server.Server {
 	t.Helper()
-	ns, err := startNATS("127.0.0.1:0", t.TempDir())
+	servers, err := startNATS("127.0.0.1:0", 1, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	ns := servers[0]
 	t.Cleanup(func() {
 		ns.Shutdown()
 		ns.WaitForShutdown()
@@ -126,6 +129,13 @@ func TestBrowserAnswersOnAnotherReplica(t *testing.T) {
 	do(tabA, "opening a tab on replica 1", chromedp.Navigate(r1.URL+"/?session="+session), chromedp.WaitVisible(css(`#conn[data-state="open"]`)))
 	if got := get(t, tabA, chromedp.Evaluate[string](`document.getElementById("replica").textContent`)); got != "Replica r1" {
 		t.Fatalf("the page on replica 1 says %q", got)
+	}
+	// The page's own title and notice, not the plain demo's.
+	if got := get(t, tabA, chromedp.Evaluate[string](`document.querySelector("h1").textContent + " | " + document.title`)); got != "askuser cluster demo | askuser cluster demo" {
+		t.Errorf("the header and the title are %q", got)
+	}
+	if got := get(t, tabA, chromedp.Evaluate[string](`document.querySelector(".notice").textContent`)); !strings.HasSuffix(got, "Open it on another replica's port to answer from another replica.") {
+		t.Errorf("the notice is %q", got)
 	}
 	do(tabA, "starting a run", chromedp.SetValue(css("#message"), "/single"), chromedp.Click(css("#send")), chromedp.WaitVisible(css(`[data-testid="panel"]`)))
 	requestID := get(t, tabA, chromedp.AttributeValue(css(`[data-testid="panel"]`), "data-request-id")).Value

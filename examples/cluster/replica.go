@@ -62,7 +62,13 @@ func NewReplica(ctx context.Context, natsURL, name string, o ReplicaOptions) (*R
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	nc, err := nats.Connect(natsURL, nats.Name("askuser demo "+name), nats.MaxReconnects(-1))
+	// Reconnect for ever; a server tried a moment ago is tried again after 250 ms; a
+	// server that answers no ping within 2 × 2 s is taken as dead (a machine that crashes
+	// closes no connection); connecting gives up on one server after a second. See
+	// docs/CLUSTER.md, "Operations".
+	nc, err := nats.Connect(natsURL, nats.Name("askuser demo "+name), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond), nats.ReconnectJitter(100*time.Millisecond, 100*time.Millisecond),
+		nats.PingInterval(2*time.Second), nats.MaxPingsOutstanding(2), nats.Timeout(time.Second))
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +93,7 @@ func NewReplica(ctx context.Context, natsURL, name string, o ReplicaOptions) (*R
 	r.d = askuser.New(r.tr, &askuser.Options{Store: st, Timeout: o.Timeout})
 	r.tr.Bind(r.d)
 	r.hub.Bind(r.tr)
-	if r.agents, err = newAgents(ctx, nc, name, o.Copies, r.d, r.tr); err != nil {
+	if r.agents, err = newAgents(ctx, nc, name, o.Copies, r.d, r.tr, log); err != nil {
 		r.Close()
 		return nil, err
 	}
