@@ -540,24 +540,47 @@ func (a *agents) runOnce(s askuser.SessionID, resumed string) (bool, error) {
 				if !json.Valid(s0.Arguments) {
 					shown = string(s0.Arguments)
 				}
-				pub(demo.EventToolCall, map[string]any{"requestId": run.CallID, "name": askuser.ToolName, "arguments": shown})
+				name := s0.Tool
+				if name == "" {
+					name = askuser.ToolName
+				}
+				pub(demo.EventToolCall, map[string]any{"requestId": run.CallID, "name": name, "arguments": shown})
 				pub(demo.EventStatus, map[string]any{"state": "waiting", "queued": len(st.Queue)})
 			})
 			if err != nil {
 				return false, err
 			}
 		}
-		res, ok := a.dispatch(s, run.CallID, s0.Arguments)
+		var (
+			result    map[string]any
+			say, note string
+			goOn, ok  bool
+		)
+		if s0.Tool != "" {
+			// A host tool, through the gate. A run resumed with the same call id gets the
+			// decision given meanwhile; the tool then runs here (the demo's tools change
+			// nothing, so a replica killed after running one and before recording it
+			// runs it again harmlessly: a host's real tools make that idempotent).
+			var r askuser.ApprovalResult
+			if r, ok = a.approve(s, run.CallID, s0.Tool, s0.Arguments); ok {
+				result, say, note, goOn = demo.CallTool(run.CallID, s0.Tool, r)
+			}
+		} else {
+			var res askuser.Result
+			if res, ok = a.dispatch(s, run.CallID, s0.Arguments); ok {
+				req, _ := askuser.ParseArguments(s0.Arguments)
+				say, note, goOn = demo.Reaction(res, req)
+				result = map[string]any{
+					"requestId": run.CallID, "content": res.Content, "outcome": res.Outcome.String(),
+					"isError": res.IsError(), "summary": res.Summary("en"),
+				}
+			}
+		}
 		if !ok {
 			return false, nil // this replica is stopping: the run resumes when it starts again
 		}
-		req, _ := askuser.ParseArguments(s0.Arguments)
-		say, note, goOn := demo.Reaction(res, req)
 		run, err = a.step(s, func(st *sessionState, run *runState, pub func(string, map[string]any)) {
-			pub(demo.EventToolResult, map[string]any{
-				"requestId": run.CallID, "content": res.Content, "outcome": res.Outcome.String(),
-				"isError": res.IsError(), "summary": res.Summary("en"),
-			})
+			pub(demo.EventToolResult, result)
 			pub(demo.EventAgentMessage, map[string]any{"text": say})
 			if note != "" {
 				run.Notes = append(run.Notes, note)
@@ -601,24 +624,38 @@ func (a *agents) runOnce(s askuser.SessionID, resumed string) (bool, error) {
 	return st.Run != nil, nil
 }
 
-// dispatch makes the run's call. A question that NATS did not take (the askuser bucket
-// is electing a leader) is asked again with the same tool-call id after a pause, as a
+// approve gates the run's host tool call, as dispatch makes its questions.
+func (a *agents) approve(s askuser.SessionID, id, tool string, args json.RawMessage) (askuser.ApprovalResult, bool) {
+	return callAgain(a, func() askuser.ApprovalResult {
+		return a.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: id, Name: tool, Arguments: args})
+	}, func(r askuser.ApprovalResult) (askuser.Outcome, error) { return r.Outcome, r.Err })
+}
+
+// dispatch makes the run's question.
+func (a *agents) dispatch(s askuser.SessionID, id string, args json.RawMessage) (askuser.Result, bool) {
+	return callAgain(a, func() askuser.Result {
+		return a.d.Dispatch(context.Background(), askuser.ToolCall{Session: s, ID: id, Name: askuser.ToolName, Arguments: args})
+	}, func(r askuser.Result) (askuser.Outcome, error) { return r.Outcome, r.Err })
+}
+
+// callAgain makes a run's call. A call that NATS did not take (the askuser bucket is
+// electing a leader) is made again, with the same tool-call id, after a pause, as a
 // resumed run would, for up to a minute; then the model is told it was not delivered.
 // It reports false when this replica is stopping.
-func (a *agents) dispatch(s askuser.SessionID, id string, args json.RawMessage) (askuser.Result, bool) {
+func callAgain[R any](a *agents, call func() R, how func(R) (askuser.Outcome, error)) (R, bool) {
 	deadline := time.Now().Add(time.Minute)
 	for {
-		res := a.d.Dispatch(context.Background(), askuser.ToolCall{Session: s, ID: id, Name: askuser.ToolName, Arguments: args})
-		switch {
-		case res.Outcome == askuser.Shutdown:
-			return res, false
-		case res.Outcome != askuser.Undelivered || !errors.Is(res.Err, cluster.ErrUnavailable) || time.Now().After(deadline):
-			return res, true
+		r := call()
+		switch outcome, err := how(r); {
+		case outcome == askuser.Shutdown:
+			return r, false
+		case outcome != askuser.Undelivered || !errors.Is(err, cluster.ErrUnavailable) || time.Now().After(deadline):
+			return r, true
 		}
 		select {
 		case <-time.After(time.Second):
 		case <-a.stop:
-			return res, false
+			return r, false
 		}
 	}
 }

@@ -35,6 +35,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/askuser-go/askuser/examples/internal/demo"
+	"github.com/askuser-go/askuser/examples/internal/metrics"
 	"log/slog"
 	"net"
 	"net/http"
@@ -62,6 +64,7 @@ type config struct {
 	copies   int    // 0: one per embedded server, up to 3; 1 with natsURL
 	timeout  time.Duration
 	verbose  bool
+	notify   demo.NotifyFlags // shared by the replicas of this process: one secret
 }
 
 func main() {
@@ -75,7 +78,8 @@ func main() {
 	flag.StringVar(&c.addrs, "addrs", "127.0.0.1:8081,127.0.0.1:8082,127.0.0.1:8083", "without -addr: one replica on each of these addresses, named r1, r2, ...")
 	flag.IntVar(&c.copies, "copies", 0, "how many NATS servers keep each record (3 on a NATS cluster); default: as many as -nodes, up to 3, or 1 with -nats")
 	flag.DurationVar(&c.timeout, "timeout", askuser.DefaultTimeout, "how long each question waits for an answer")
-	flag.BoolVar(&c.verbose, "v", false, "log connections")
+	flag.BoolVar(&c.verbose, "v", false, "log connections, requests and decisions to stderr")
+	c.notify.Register(flag.CommandLine)
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "cluster:", err)
@@ -86,7 +90,7 @@ func main() {
 func run(c config) error {
 	var logger *slog.Logger
 	if c.verbose {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	natsURL, copies := c.natsURL, c.copies
 	if natsURL == "" {
@@ -134,16 +138,26 @@ func run(c config) error {
 		}
 	}()
 	for _, n := range list {
-		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		r, err := NewReplica(sctx, natsURL, n.name, ReplicaOptions{Copies: copies, Timeout: c.timeout, Logger: logger})
-		cancel()
-		if err != nil {
-			return fmt.Errorf("replica %s: %w", n.name, err)
-		}
 		ln, err := net.Listen("tcp", n.addr)
 		if err != nil {
-			r.Close()
 			return err
+		}
+		ro := ReplicaOptions{Copies: copies, Timeout: c.timeout, Logger: logger}
+		if ro.Links, ro.Notifier, err = c.notify.Make(ln.Addr().String(), os.Stderr); err != nil {
+			ln.Close()
+			return err
+		}
+		ro.NotifyAfter = c.notify.After
+		if ro.Observer, ro.Metrics, err = metrics.New(); err != nil {
+			ln.Close()
+			return err
+		}
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		r, err := NewReplica(sctx, natsURL, n.name, ro)
+		cancel()
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("replica %s: %w", n.name, err)
 		}
 		hs := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
 		go func() { served <- hs.Serve(ln) }()

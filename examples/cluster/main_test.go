@@ -322,3 +322,48 @@ func freeAddr(t *testing.T) string {
 	srv.Close()
 	return addr
 }
+
+// The demo's host tools across replicas: list_files runs without asking; delete_branch,
+// called by a run on replica 1, waits for approval on every replica's devices and is
+// edited from replica 2, and the tool runs with the person's arguments; drop_database
+// never runs and nobody is asked.
+func TestHostToolsAcrossReplicas(t *testing.T) {
+	ns := startTestNATS(t)
+	r1 := startReplica(t, ns.ClientURL(), "r1")
+	r2 := startReplica(t, ns.ClientURL(), "r2")
+	session := "tools-" + fmt.Sprint(time.Now().UnixNano())
+	a := dial(t, r1.URL, session)
+	b := dial(t, r2.URL, session)
+	idle := func(ev askuser.Event) bool {
+		return ev.Type == demo.EventStatus && strings.Contains(string(ev.Data), `"state":"idle"`)
+	}
+	result := func(d *device) askuser.Event {
+		return d.next("the tool result", func(ev askuser.Event) bool { return ev.Type == demo.EventToolResult })
+	}
+
+	a.send(map[string]any{"type": demo.EventUserMessage, "data": map[string]any{"text": "/tool list_files {}"}})
+	if res := result(a); field(res, "outcome") != "approved" || !strings.Contains(field(res, "content"), `"branches"`) {
+		t.Fatalf("list_files: %s", res.Data)
+	}
+	a.next("the run's end", idle)
+
+	a.send(map[string]any{"type": demo.EventUserMessage, "data": map[string]any{"text": `/tool delete_branch {"name":"old"}`}})
+	card := b.next("the approval on replica 2", func(ev askuser.Event) bool { return ev.Type == askuser.EventApproval })
+	a.next("the approval on replica 1", func(ev askuser.Event) bool { return ev.Type == askuser.EventApproval })
+	b.send(map[string]any{"type": askuser.EventApprovalResult, "data": map[string]any{
+		"requestId": card.RequestID(), "decision": askuser.DecisionEdit, "arguments": map[string]string{"name": "older"},
+	}})
+	res := result(a)
+	if field(res, "requestId") != card.RequestID() || field(res, "outcome") != "edited" || !strings.Contains(field(res, "content"), `{"deleted":"older"}`) {
+		t.Fatalf("delete_branch: %s", res.Data)
+	}
+	a.next("the run's end", idle)
+
+	a.send(map[string]any{"type": demo.EventUserMessage, "data": map[string]any{"text": `/tool drop_database {"name":"prod"}`}})
+	res = a.next("drop_database's result, or a card", func(ev askuser.Event) bool {
+		return ev.Type == demo.EventToolResult || ev.Type == askuser.EventApproval
+	})
+	if res.Type != demo.EventToolResult || field(res, "outcome") != "denied" {
+		t.Fatalf("drop_database: %s %s", res.Type, res.Data)
+	}
+}
