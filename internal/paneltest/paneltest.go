@@ -1,6 +1,6 @@
 // Package paneltest is the person's side of the adapters' tests: a dispatcher asking
 // through a wshub hub on a loopback server, and one device of the session on a real
-// WebSocket that replies as told.
+// WebSocket that replies as told, to questions and to approvals.
 package paneltest
 
 import (
@@ -49,11 +49,32 @@ func Decline(ask askuser.AskData) *askuser.ResultData {
 // Silent never replies.
 func Silent(askuser.AskData) *askuser.ResultData { return nil }
 
+// Decide decides what the person's device sends for an approval: a decision, or nothing
+// (nil).
+type Decide func(askuser.ApprovalData) *askuser.ApprovalResultData
+
+// Edit decides every approval with an edit to arguments, sending back the approval's
+// digest as the panel does.
+func Edit(arguments string) Decide {
+	return func(a askuser.ApprovalData) *askuser.ApprovalResultData {
+		return &askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionEdit, Arguments: json.RawMessage(arguments), Digest: a.Digest}
+	}
+}
+
 // New is the person's side: a wshub hub served on a loopback server, a dispatcher
 // that asks through it, and one device of the session on a real WebSocket that replies
 // to every question as told. Every question the device is shown is sent on asked.
 // Everything is closed when the test ends.
 func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer Reply) (*askuser.Dispatcher, <-chan askuser.AskData) {
+	t.Helper()
+	d, asked, _ := NewGated(t, session, opts, answer, nil)
+	return d, asked
+}
+
+// NewGated is [New] with a device that also decides every approval it is shown, as
+// decide says (nil: it decides none); every approval it is shown is sent on approvals,
+// before it decides. opts should hold the Policy that gates the host's tools.
+func NewGated(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer Reply, decide Decide) (*askuser.Dispatcher, <-chan askuser.AskData, <-chan askuser.ApprovalData) {
 	t.Helper()
 	hub := wshub.New(&wshub.Options{Authorize: func(*http.Request) ([]askuser.SessionID, error) {
 		return []askuser.SessionID{session}, nil
@@ -68,6 +89,7 @@ func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer 
 		t.Fatal(err)
 	}
 	asked := make(chan askuser.AskData, 16)
+	approvals := make(chan askuser.ApprovalData, 16)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -77,20 +99,41 @@ func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer 
 				return
 			}
 			ev, err := askuser.ParseEvent(msg)
-			if err != nil || ev.Type != askuser.EventAsk {
+			if err != nil {
 				continue
 			}
-			var ask askuser.AskData
-			if err := json.Unmarshal(ev.Data, &ask); err != nil {
-				t.Errorf("the device got an ask it cannot read: %v", err)
+			var out askuser.Event
+			switch ev.Type {
+			case askuser.EventAsk:
+				var ask askuser.AskData
+				if err := json.Unmarshal(ev.Data, &ask); err != nil {
+					t.Errorf("the device got an ask it cannot read: %v", err)
+					continue
+				}
+				asked <- ask
+				data := answer(ask)
+				if data == nil {
+					continue
+				}
+				out, err = askuser.NewEvent(askuser.EventResult, session, data)
+			case askuser.EventApproval:
+				var a askuser.ApprovalData
+				if err := json.Unmarshal(ev.Data, &a); err != nil {
+					t.Errorf("the device got an approval it cannot read: %v", err)
+					continue
+				}
+				approvals <- a
+				if decide == nil {
+					continue
+				}
+				data := decide(a)
+				if data == nil {
+					continue
+				}
+				out, err = askuser.NewEvent(askuser.EventApprovalResult, session, data)
+			default:
 				continue
 			}
-			asked <- ask
-			data := answer(ask)
-			if data == nil {
-				continue
-			}
-			out, err := askuser.NewEvent(askuser.EventResult, session, data)
 			if err == nil {
 				var b []byte
 				if b, err = out.Encode(); err == nil {
@@ -110,5 +153,5 @@ func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer 
 		_ = hub.Close()
 		srv.Close()
 	})
-	return d, asked
+	return d, asked, approvals
 }
