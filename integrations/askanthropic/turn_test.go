@@ -48,26 +48,7 @@ func TestToolResultBlocksGatedTurn(t *testing.T) {
 	checkToolResult(t, results[1], writeID, paneltest.WriteFileEdited, false)
 	checkToolResult(t, results[2], dropID, paneltest.DropTableDenied, true)
 
-	ran := host.Ran()
-	if len(ran) != 2 {
-		t.Fatalf("the host ran %+v, want list_files and write_file", ran)
-	}
-	for _, c := range ran {
-		if c.Name == "write_file" && (c.ID != writeID || string(c.Arguments) != paneltest.WriteFileEdit) {
-			t.Errorf("write_file ran as %+v, want the person's edit", c)
-		}
-		if c.Name == "list_files" && (c.ID != listID || !jsonEqual(t, c.Arguments, []byte(`{"dir":"web/src/pages"}`))) {
-			t.Errorf("list_files ran as %+v, want the model's arguments", c)
-		}
-	}
-	if a := <-approvals; a.RequestID != writeID || a.Tool != "write_file" {
-		t.Errorf("the device was asked to approve %s %s, want write_file %s", a.Tool, a.RequestID, writeID)
-	}
-	select {
-	case a := <-approvals:
-		t.Errorf("the device was also asked to approve %+v", a)
-	default:
-	}
+	host.CheckGatedTurn(t, approvals, listID, writeID)
 	if !strings.HasPrefix(final.Content[0].Text, "I wrote the settings page") {
 		t.Errorf("final message %q", final.Content[0].Text)
 	}

@@ -26,29 +26,6 @@ func gatedDevice(t *testing.T) (*askuser.Dispatcher, *paneltest.Host, <-chan ask
 	return d, host, approvals
 }
 
-// checkGated checks what the host's tools ran with in the gated turn (list_files as
-// the model wrote it, write_file with the person's edit, drop_table never), and that
-// the person was asked about write_file alone, under its call id.
-func checkGated(t *testing.T, host *paneltest.Host, approvals <-chan askuser.ApprovalData, listID, writeID string) {
-	t.Helper()
-	ran := map[string]askuser.ToolCall{}
-	for _, c := range host.Ran() {
-		ran[c.Name] = c
-	}
-	if len(ran) != 2 || ran["list_files"].ID != listID || string(ran["list_files"].Arguments) != `{"dir":"web/src/pages"}` ||
-		ran["write_file"].ID != writeID || string(ran["write_file"].Arguments) != paneltest.WriteFileEdit {
-		t.Errorf("the host's tools ran %+v, want list_files as written and write_file as edited", host.Ran())
-	}
-	if a := <-approvals; a.RequestID != writeID || a.Tool != "write_file" {
-		t.Errorf("the device was asked to approve %s %s, want write_file %s", a.Tool, a.RequestID, writeID)
-	}
-	select {
-	case a := <-approvals:
-		t.Errorf("the device was also asked to approve %+v", a)
-	default:
-	}
-}
-
 // A turn of three calls of the host's tools, over the SDK's client: the follow-up
 // request carries one tool message per call, in the order of the calls, each with its
 // call's id and its exact result: list_files's output, ran while write_file waited for
@@ -78,7 +55,7 @@ func TestChatToolResultsGatedTurn(t *testing.T) {
 	if !reflect.DeepEqual(msgs[3:], want) {
 		t.Errorf("tool messages on the wire:\n%s\nwant:\n%s", mustJSON(t, msgs[3:]), mustJSON(t, want))
 	}
-	checkGated(t, host, approvals, listID, writeID)
+	host.CheckGatedTurn(t, approvals, listID, writeID)
 	if !strings.HasPrefix(final.Choices[0].Message.Content, "I wrote the settings page") {
 		t.Errorf("final message %q", final.Choices[0].Message.Content)
 	}
@@ -107,7 +84,7 @@ func TestResponsesToolOutputsGatedTurn(t *testing.T) {
 	if !reflect.DeepEqual(req["input"], want) || req["previous_response_id"] != "resp_67ccd31a0e448190a0e2b6c8d1e4f5060bb6a6b452d3795b" {
 		t.Errorf("follow-up on the wire:\n%s\nwant the input:\n%s", mustJSON(t, req), mustJSON(t, want))
 	}
-	checkGated(t, host, approvals, listID, writeID)
+	host.CheckGatedTurn(t, approvals, listID, writeID)
 	if !strings.HasPrefix(final.OutputText(), "I wrote the settings page") {
 		t.Errorf("final output %q", final.OutputText())
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -96,5 +97,39 @@ func (h *Host) EditOnceListed(t testing.TB, arguments string) Decide {
 			t.Errorf("approval %s: list_files did not run while it waited", a.RequestID)
 		}
 		return Edit(arguments)(a)
+	}
+}
+
+// CheckGatedTurn checks what the host ran in the recorded gated turn: list_files with
+// the model's arguments and write_file with the person's edit, each under its call id,
+// and drop_table never; and that the device was shown one approval, write_file's.
+func (h *Host) CheckGatedTurn(t testing.TB, approvals <-chan askuser.ApprovalData, listID, writeID string) {
+	t.Helper()
+	ran := map[string]askuser.ToolCall{}
+	for _, c := range h.Ran() {
+		ran[c.Name] = c
+	}
+	var listArgs any
+	_ = json.Unmarshal(ran["list_files"].Arguments, &listArgs)
+	if len(ran) != 2 || ran["list_files"].ID != listID || !reflect.DeepEqual(listArgs, map[string]any{"dir": "web/src/pages"}) ||
+		ran["write_file"].ID != writeID || string(ran["write_file"].Arguments) != WriteFileEdit {
+		var got []string
+		for _, c := range h.Ran() {
+			got = append(got, fmt.Sprintf("%s %s %s", c.Name, c.ID, c.Arguments))
+		}
+		t.Errorf("the host's tools ran %q, want list_files as the model wrote it and write_file as the person edited it", got)
+	}
+	select {
+	case a := <-approvals:
+		if a.RequestID != writeID || a.Tool != "write_file" {
+			t.Errorf("the device was asked to approve %s %s, want write_file %s", a.Tool, a.RequestID, writeID)
+		}
+	default:
+		t.Error("the device was asked to approve nothing")
+	}
+	select {
+	case a := <-approvals:
+		t.Errorf("the device was also asked to approve %+v", a)
+	default:
 	}
 }
