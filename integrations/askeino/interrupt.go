@@ -17,6 +17,9 @@ func init() {
 	schema.RegisterName[*Question]("askuser_askeino_question")
 	schema.RegisterName[*State]("askuser_askeino_state")
 	schema.RegisterName[*Resume]("askuser_askeino_resume")
+	schema.RegisterName[*Approval]("askuser_askeino_approval")
+	schema.RegisterName[*ApprovalState]("askuser_askeino_approval_state")
+	schema.RegisterName[*ApprovalResume]("askuser_askeino_approval_resume")
 }
 
 // Question is the info of an [InterruptTool]'s interrupt: what the session's devices
