@@ -129,6 +129,9 @@ type Decision struct {
 	// By is who decided: the principal the transport authenticated the device as
 	// ([Event.User]); empty when no person decided, or the transport knows no principal.
 	By string
+	// Via is how the decision came: "" from a device, "link" from an answer or action
+	// link ([Event.Via]).
+	Via string
 	// At is when the approval ended.
 	At time.Time
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -50,39 +51,20 @@ type Options struct {
 	// them on at once, and Approve asks the person about every call. New panics on a
 	// Policy with a mistake in it (a rule without a tool, a schema that does not compile).
 	Policy *Policy
-	// OnAsk, when set, is called after a request is sent to the session's devices.
-	// It is called synchronously and must return quickly.
-	OnAsk func(Asked)
-	// OnEnd, when set, is called once for every request that ends, by the dispatcher
-	// that ended it, however it ends, including calls refused as [Invalid] or
-	// [Undelivered] before anything was asked. A call that joined a pending request
-	// shares that request's OnEnd. It is called synchronously and must return quickly.
-	OnEnd func(Ended)
-	// OnAudit, when set, is called once for every decision on a gated tool call: by a
-	// rule, by a grant, or by the person (or the clock) on an approval, by the
-	// dispatcher that recorded it. It is called synchronously and must return quickly.
-	OnAudit func(Audit)
-}
-
-// Asked describes a request just sent, for [Options.OnAsk].
-type Asked struct {
-	Session   SessionID
-	RequestID string
-	Kind      Kind
-	// Questions is how many questions a question set asks; 0 for an approval.
-	Questions int
-	ExpiresAt time.Time
-}
-
-// Ended describes a request that ended, for [Options.OnEnd].
-type Ended struct {
-	Session   SessionID
-	RequestID string
-	Kind      Kind
-	Outcome   Outcome
-	// Waited is how long the request was pending; zero when it never was.
-	Waited time.Duration
-	Err    error
+	// Notifier, when set, is told of each request that has gone NotifyAfter with no
+	// device showing it (see [Notifier]).
+	Notifier Notifier
+	// NotifyAfter is how long a request waits unseen before it is given to the
+	// Notifier. Default [DefaultNotifyAfter].
+	NotifyAfter time.Duration
+	// Observer, when set, is told of every call and request, for traces, metrics and
+	// logs: see [Observer]; [Hooks] takes plain functions.
+	Observer Observer
+	// Logger, when set, logs each request's life at debug level, each decision on a
+	// gated tool call at info level, and failures of the store and refused device events
+	// at warn level, with attributes named as the metrics name them
+	// (askuser.request.kind, askuser.outcome, askuser.refusal.code, ...).
+	Logger *slog.Logger
 }
 
 // Dispatcher runs ask_user_questions calls, and approvals of the host's own tool calls:
@@ -94,7 +76,9 @@ type Dispatcher struct {
 	t        Transport
 	presence Presence
 	opts     Options
-	policy   *policy // nil without Options.Policy
+	policy   *policy      // nil without Options.Policy
+	obs      Observer     // Options.Observer, or nil
+	log      *slog.Logger // Options.Logger, or nil
 	store    Store
 	grants   GrantStore // the store's, or nil
 	own      *registry  // the store, when it is this dispatcher's own
@@ -113,6 +97,8 @@ type Dispatcher struct {
 	// keys orders the events of one request (see keyLocks): an answer from a device
 	// that joined and was shown the request can come before its ask has gone out.
 	keys keyLocks
+
+	notices notices // the requests the Notifier may be told of
 }
 
 // New returns a dispatcher that reaches devices through t. opts may be nil; it is copied.
@@ -131,6 +117,11 @@ func New(t Transport, opts *Options) *Dispatcher {
 		panic("askuser: Options.DisconnectGrace is negative")
 	case d.opts.MaxCustomInput < 0:
 		panic("askuser: Options.MaxCustomInput is negative")
+	case d.opts.NotifyAfter < 0:
+		panic("askuser: Options.NotifyAfter is negative")
+	}
+	if d.opts.NotifyAfter == 0 {
+		d.opts.NotifyAfter = DefaultNotifyAfter
 	}
 	if d.opts.Timeout == 0 {
 		d.opts.Timeout = DefaultTimeout
@@ -145,6 +136,7 @@ func New(t Transport, opts *Options) *Dispatcher {
 		}
 		d.policy = p
 	}
+	d.obs, d.log = d.opts.Observer, d.opts.Logger
 	d.presence, _ = t.(Presence)
 	d.store = d.opts.Store
 	if d.store == nil {
@@ -152,7 +144,7 @@ func New(t Transport, opts *Options) *Dispatcher {
 		d.store = d.own
 	}
 	d.grants, _ = d.store.(GrantStore)
-	d.stop = d.store.Watch(d.watched)
+	d.stop = d.store.Watch(d.ended)
 	d.keys.cancel = func(c cancelReq) {
 		if !d.calls.waiting(key{c.rec.Session, c.rec.RequestID()}, c.rec.Rev) {
 			d.end(context.Background(), c.rec, c.cause)
@@ -212,22 +204,30 @@ func (r Result) IsError() bool { return r.Outcome != Answered }
 // question asks something else, the call ends at once as [Invalid], saying the id is
 // taken, and the question is left as it is.
 func (d *Dispatcher) Dispatch(ctx context.Context, call ToolCall) Result {
-	req, err := ParseArguments(call.Arguments)
-	if err != nil {
-		return d.refuse(call.Session, call.ID, err)
+	ctx, done := d.begin(ctx, CallInfo{Kind: KindQuestion, Session: call.Session, ID: call.ID, Tool: ToolName, Arguments: call.Arguments})
+	var res Result
+	if req, err := ParseArguments(call.Arguments); err != nil {
+		res = d.refuse(call.Session, call.ID, err)
+	} else {
+		res = d.ask(ctx, call.Session, call.ID, req)
 	}
-	return d.ask(ctx, call.Session, call.ID, req)
+	done(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
+	return res
 }
 
 // Ask asks req, built in Go rather than by a model, with the same rules and outcomes as
 // [Dispatcher.Dispatch]. id may be empty. Ask keeps its own copy of req: changing req
 // afterwards changes nothing that devices are shown or answers are checked against.
 func (d *Dispatcher) Ask(ctx context.Context, session SessionID, id string, req *Request) Result {
-	own, err := req.validated()
-	if err != nil {
-		return d.refuse(session, id, err)
+	ctx, done := d.begin(ctx, CallInfo{Kind: KindQuestion, Session: session, ID: id, Tool: ToolName})
+	var res Result
+	if own, err := req.validated(); err != nil {
+		res = d.refuse(session, id, err)
+	} else {
+		res = d.ask(ctx, session, id, own)
 	}
-	return d.ask(ctx, session, id, own)
+	done(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
+	return res
 }
 
 // refuse ends a call refused before anything was asked; err is an [*ArgumentsError].
@@ -359,13 +359,21 @@ func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
 // what a shared store does for the event: a transport that must refuse within a time
 // gives it a deadline. ev.User, set by the transport, is recorded as who decided.
 func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
+	var err error
 	switch ev.Type {
 	case EventResult:
-		return d.handleAnswer(ctx, ev)
+		err = d.handleAnswer(ctx, ev)
 	case EventApprovalResult:
-		return d.handleDecision(ctx, ev)
+		err = d.handleDecision(ctx, ev)
+	default:
+		err = fmt.Errorf("%w: %q", ErrUnsupportedEvent, truncate(ev.Type, 64))
 	}
-	return fmt.Errorf("%w: %q", ErrUnsupportedEvent, truncate(ev.Type, 64))
+	if err != nil && d.log != nil {
+		d.warn(ctx, "askuser: device event refused", slog.String("askuser.refusal.code", errorCode(err)),
+			slog.String("askuser.session", ev.SessionID.String()), slog.String("askuser.request.id", ev.RequestID()),
+			slog.String("error", err.Error()))
+	}
+	return err
 }
 
 // handleAnswer takes a device's answers to a question set, or its decline.
@@ -469,6 +477,20 @@ func (d *Dispatcher) PendingApprovals(session SessionID) []ApprovalData {
 	return out
 }
 
+// Lookup returns the request recorded under session and id, pending or ended: ended
+// and kept by a shared store, or, with the dispatcher's own store, ended lately (until it
+// would have expired). An error matching [ErrNotPending] says there is none. It is how
+// the page of an answer link says how its request ended.
+func (d *Dispatcher) Lookup(ctx context.Context, session SessionID, id string) (Record, error) {
+	if d.own != nil {
+		if rec, ok := d.own.lookup(session, id); ok {
+			return rec, nil
+		}
+		return Record{}, ErrNotPending
+	}
+	return d.store.Get(ctx, session, id)
+}
+
 // Disconnected tells the dispatcher that the session's last device has gone. With
 // [Options.FailOnDisconnect] it ends the session's questions as [Disconnected] once the
 // grace period has passed with no device back; otherwise it does nothing.
@@ -536,6 +558,7 @@ func (d *Dispatcher) Close() error {
 	d.closeFlight()
 	d.failing.Wait()
 	d.stop()
+	d.closeNotices()
 	if d.own != nil {
 		// New calls are refused; every question recorded ends here, and a caller whose
 		// question is being recorded now gets ErrClosed from the store. A question that

@@ -166,7 +166,7 @@ func TestEveryWayOut(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var ended []Ended
 				opts := tc.opts
-				opts.OnEnd = func(e Ended) { ended = append(ended, e) }
+				opts.Observer = Hooks{OnEnd: func(e Ended) { ended = append(ended, e) }}
 				d, mt := newTestDispatcher(&opts)
 				defer d.Close()
 				phone, laptop := mt.Connect(session), mt.Connect(session)
@@ -280,7 +280,7 @@ func TestNoDevicePolicy(t *testing.T) {
 func TestInvalidArgumentsBotherNoDevice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ended []Ended
-		d, mt := newTestDispatcher(&Options{OnEnd: func(e Ended) { ended = append(ended, e) }, OnAsk: func(Asked) { t.Error("OnAsk for an invalid call") }})
+		d, mt := newTestDispatcher(&Options{Observer: Hooks{OnEnd: func(e Ended) { ended = append(ended, e) }, OnAsk: func(Asked) { t.Error("OnAsk for an invalid call") }}})
 		defer d.Close()
 		dev := mt.Connect(IntSession(1))
 		res := d.Dispatch(context.Background(), ToolCall{Session: IntSession(1), ID: "c1", Arguments: json.RawMessage(`{"questions":[]}`)})
@@ -512,7 +512,7 @@ func TestSameIDWaitsOnSameQuestion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		session := IntSession(5)
 		asks := 0
-		d, mt := newTestDispatcher(&Options{OnAsk: func(Asked) { asks++ }})
+		d, mt := newTestDispatcher(&Options{Observer: Hooks{OnAsk: func(Asked) { asks++ }}})
 		defer d.Close()
 		dev := mt.Connect(session)
 		first := dispatchAsync(context.Background(), d, session, "tool-call-7", oneQuestion)
@@ -605,7 +605,7 @@ func TestDisconnectGraceAllowsReconnect(t *testing.T) {
 
 func TestDispatchAfterClose(t *testing.T) {
 	var ended []Ended
-	d, _ := newTestDispatcher(&Options{OnEnd: func(e Ended) { ended = append(ended, e) }})
+	d, _ := newTestDispatcher(&Options{Observer: Hooks{OnEnd: func(e Ended) { ended = append(ended, e) }}})
 	require.NoError(t, d.Close())
 	require.NoError(t, d.Close(), "Close may be called twice")
 	res := d.Dispatch(context.Background(), ToolCall{Session: IntSession(1), Arguments: json.RawMessage(oneQuestion)})
@@ -675,8 +675,10 @@ func TestHooks(t *testing.T) {
 		d, mt := newTestDispatcher(&Options{
 			Timeout:      time.Minute,
 			NewRequestID: func() string { return "fixed" },
-			OnAsk:        func(a Asked) { asked = append(asked, a) },
-			OnEnd:        func(e Ended) { ended = append(ended, e) },
+			Observer: Hooks{
+				OnAsk: func(a Asked) { asked = append(asked, a) },
+				OnEnd: func(e Ended) { ended = append(ended, e) },
+			},
 		})
 		defer d.Close()
 		dev := mt.Connect(session)

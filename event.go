@@ -27,6 +27,11 @@ const (
 	// EventError is sent to the one device whose inbound event was refused. Its data is an
 	// [ErrorData].
 	EventError = "ask_user_questions_error"
+	// EventVisibility is sent by a device when its page becomes hidden or visible again,
+	// with the data {"visible": true|false}, so that its transport knows whether anyone
+	// is looking (see [Attention]). A device that never sends it counts as visible while
+	// connected. Transports take it; the dispatcher does not.
+	EventVisibility = "device_visibility"
 )
 
 // AskData is the data of an [EventAsk]: one pending question set.
@@ -191,6 +196,10 @@ type Event struct {
 	// device as (a user id), recorded as who decided an approval. The transport sets it,
 	// as it sets SessionID; it is never read from, nor written to, the wire.
 	User string `json:"-"`
+	// Via says how an inbound event came, set by the transport: "" from a device's own
+	// connection, "link" from an answer or action link (see package notify). It is
+	// recorded with a decision, and never read from, nor written to, the wire.
+	Via string `json:"-"`
 }
 
 // NewEvent returns an event of the given type whose data is v encoded as JSON. The data

@@ -83,7 +83,8 @@ func (r ApprovalResult) Content(toolResult string) string {
 	return approvalEndingOf(Undelivered).content // an outcome this version does not know
 }
 
-// Audit is the record of one decision on a gated tool call, for [Options.OnAudit]: what
+// Audit is the record of one decision on a gated tool call, for the [Observer] (and
+// [Hooks.OnAudit]): what
 // was asked, what was decided, by whom or by which rule, and when.
 type Audit struct {
 	Session SessionID
@@ -117,6 +118,9 @@ type Audit struct {
 	// By is who decided: the principal the transport authenticated the device as; ""
 	// when no person decided, or the transport names none.
 	By string
+	// Via is how the person's decision came: "" from a device, "link" from an answer or
+	// action link.
+	Via string
 }
 
 // Approve decides one tool call of the host's by [Options.Policy]: a Deny rule refuses
@@ -134,6 +138,14 @@ type Audit struct {
 // meanwhile, and is never asked twice; a call whose id names a request that asks
 // something else is refused as [Invalid]. Approve never panics on bad input.
 func (d *Dispatcher) Approve(ctx context.Context, call ToolCall) ApprovalResult {
+	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
+	r := d.approve(ctx, call)
+	done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: r.IsError(), Err: r.Err})
+	return r
+}
+
+// approve is Approve, unobserved.
+func (d *Dispatcher) approve(ctx context.Context, call ToolCall) ApprovalResult {
 	now := time.Now()
 	refuse := func(problems ...string) ApprovalResult {
 		r := ApprovalResult{Outcome: Invalid, Problems: problems, Err: &ArgumentsError{Problems: problems}}
@@ -184,7 +196,7 @@ func (d *Dispatcher) Approve(ctx context.Context, call ToolCall) ApprovalResult 
 		} else {
 			r.Err = ErrDenied
 		}
-		d.auditRule(call, now, r)
+		d.auditRule(ctx, call, now, r)
 		return r
 	}
 	switch action {
@@ -315,17 +327,22 @@ func (d *Dispatcher) approvalResult(ctx context.Context, rec Record, err error, 
 	return r
 }
 
-// gated runs call through the gate and, when it may run, through next.
+// gated runs call through the gate and, when it may run, through next: one call for
+// the observer, the tool's run within it.
 func (d *Dispatcher) gated(ctx context.Context, call ToolCall, next ToolFunc) (string, error) {
-	r := d.Approve(ctx, call)
+	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
+	r := d.approve(ctx, call)
 	if !r.Allowed() {
 		content := r.Content("")
+		done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: true, Err: r.Err, Content: content})
 		return content, &ResultError{Result: Result{Content: content, Outcome: r.Outcome, RequestID: r.RequestID, Problems: r.Problems, Err: r.Err}}
 	}
 	run := call
 	run.Arguments = r.Arguments
 	out, err := next(ctx, run)
-	return r.Content(out), err
+	content := r.Content(out)
+	done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: err != nil, Err: err, Content: content})
+	return content, err
 }
 
 // handleDecision takes a device's decision on an approval.
@@ -351,7 +368,7 @@ func (d *Dispatcher) handleDecision(ctx context.Context, ev Event) error {
 	if err != nil {
 		return err
 	}
-	dec.By, dec.At = ev.User, time.Now()
+	dec.By, dec.Via, dec.At = ev.User, ev.Via, time.Now()
 	switch dec.Decision {
 	case DecisionApprove:
 		rec.Outcome = Approved
@@ -375,41 +392,38 @@ func (d *Dispatcher) handleDecision(ctx context.Context, ev Event) error {
 	return nil
 }
 
-// audit reports an ended approval to the host's OnAudit hook, and keeps the grant an
-// "always" decision made.
+// audit reports an ended approval to the observer, and keeps the grant an "always"
+// decision made.
 func (d *Dispatcher) audit(rec Record) {
 	dec := rec.Decision
 	if dec.Grant != nil && d.grants != nil {
 		_ = d.grants.PutGrant(context.Background(), *dec.Grant)
 	}
-	if d.opts.OnAudit == nil {
+	if d.obs == nil && d.log == nil {
 		return
 	}
 	a := rec.Approval
-	d.opts.OnAudit(Audit{
+	d.observe(context.Background(), Observation{What: ObservedDecision, Session: rec.Session, RequestID: a.RequestID, Kind: KindApproval, Outcome: rec.Outcome, Carrier: rec.Carrier, Audit: &Audit{
 		Session: rec.Session, RequestID: a.RequestID, Tool: a.Tool, Arguments: a.Arguments, Description: a.Description,
 		Outcome: rec.Outcome, Decision: dec.Decision, Reason: dec.Reason, Edited: dec.Arguments, Grant: dec.Grant,
-		AskedAt: rec.AskedAt, DecidedAt: dec.At, By: dec.By,
-	})
+		AskedAt: rec.AskedAt, DecidedAt: dec.At, By: dec.By, Via: dec.Via,
+	}})
 }
 
 // auditRule reports a call decided by a rule or a grant, without asking.
-func (d *Dispatcher) auditRule(call ToolCall, asked time.Time, r ApprovalResult) {
-	if d.opts.OnAudit == nil {
+func (d *Dispatcher) auditRule(ctx context.Context, call ToolCall, asked time.Time, r ApprovalResult) {
+	if d.obs == nil && d.log == nil {
 		return
 	}
 	args, problem := jsonread.AppendCompact(nil, call.Arguments)
 	if problem != "" {
 		args = jsonwrite.AppendString(nil, string(call.Arguments))
 	}
-	d.opts.OnAudit(Audit{
+	d.observe(ctx, Observation{What: ObservedDecision, Session: call.Session, Kind: KindApproval, Outcome: r.Outcome, Audit: &Audit{
 		Session: call.Session, Tool: call.Name, Arguments: args, Outcome: r.Outcome,
 		Rule: r.Rule, Grant: r.Grant, AskedAt: asked, DecidedAt: time.Now(),
-	})
+	}})
 }
-
-// watched takes an end the store's Watch saw, made by this dispatcher or another.
-func (d *Dispatcher) watched(rec Record) { d.calls.deliver(rec, nil) }
 
 // Grants returns the session's grants: the "always" decisions whose later calls run
 // without asking. Without a store that keeps grants it returns none.

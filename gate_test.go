@@ -140,7 +140,7 @@ func TestApprovalEveryWayOut(t *testing.T) {
 				var log auditLog
 				opts := tc.opts
 				opts.Policy = demoPolicy()
-				opts.OnAudit = log.add
+				opts.Observer = Hooks{OnAudit: log.add}
 				d, mt := newTestDispatcher(&opts)
 				defer d.Close()
 				s := IntSession(7)
@@ -247,7 +247,7 @@ func TestApprovalEveryWayOut(t *testing.T) {
 
 func TestPolicyRules(t *testing.T) {
 	var log auditLog
-	d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), OnAudit: log.add, Timeout: time.Hour})
+	d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Observer: Hooks{OnAudit: log.add}, Timeout: time.Hour})
 	defer d.Close()
 	s := IntSession(1)
 	dev := mt.Connect(s)
@@ -336,7 +336,7 @@ func TestPredicateRules(t *testing.T) {
 // this dispatcher; one it does not cover is asked; a revoked grant asks again.
 func TestGrants(t *testing.T) {
 	var log auditLog
-	d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), OnAudit: log.add, Timeout: time.Hour})
+	d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Observer: Hooks{OnAudit: log.add}, Timeout: time.Hour})
 	defer d.Close()
 	s := StringSession("s")
 	dev := mt.Connect(s)
@@ -432,7 +432,7 @@ func TestApprovalBinding(t *testing.T) {
 func TestApprovalSameIDJoins(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		asks := 0
-		d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Timeout: time.Hour, OnAsk: func(Asked) { asks++ }})
+		d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Timeout: time.Hour, Observer: Hooks{OnAsk: func(Asked) { asks++ }}})
 		defer d.Close()
 		s := IntSession(4)
 		dev := mt.Connect(s)
@@ -671,7 +671,7 @@ func TestDecisionTable(t *testing.T) {
 func TestApprovalEndsRace(t *testing.T) {
 	for round := 0; round < 300; round++ {
 		var log auditLog
-		d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Timeout: time.Hour, OnAudit: log.add})
+		d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Timeout: time.Hour, Observer: Hooks{OnAudit: log.add}})
 		s := IntSession(int64(round))
 		a, b := mt.ConnectAs(s, "a"), mt.ConnectAs(s, "b")
 		ctx, cancel := context.WithCancel(context.Background())

@@ -100,16 +100,16 @@ type policy struct {
 func compilePolicy(p *Policy) (*policy, error) {
 	c := &policy{Policy: *p, tools: make(map[string]*Tool), scopes: make(map[string]*Rule)}
 	if c.Default < ActionAsk || c.Default > ActionDeny {
-		return nil, fmt.Errorf("Default is not an Action: %d", c.Default)
+		return nil, fmt.Errorf("the Default %d is not an Action", c.Default)
 	}
 	for i := range p.Tools {
 		t := &p.Tools[i]
 		if t.Name == "" {
-			return nil, fmt.Errorf("Tools[%d]: a tool needs a Name", i)
+			return nil, fmt.Errorf("the tool Tools[%d] needs a Name", i)
 		}
 		if len(t.Schema) > 0 {
 			if _, err := compiledSchema(t.Schema); err != nil {
-				return nil, fmt.Errorf("Tools[%d] (%s): Schema: %w", i, t.Name, err)
+				return nil, fmt.Errorf("the Schema of Tools[%d] (%s): %w", i, t.Name, err)
 			}
 		}
 		c.tools[t.Name] = t

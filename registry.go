@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 )
 
 // The registry of the design card: what is pending, keyed by session and request id, and
@@ -28,7 +29,24 @@ type registry struct {
 	pending  map[key]*entry
 	sessions map[SessionID]entryList // by value: a session's first question allocates nothing more
 	grants   map[SessionID][]Grant   // oldest first
+	// recent holds the requests ended lately, until they would have expired, for
+	// Lookup (a link's page says how its request ended): at most maxRecent, the oldest
+	// dropped first. Each keeps the entry it had while pending. ring holds their keys in
+	// the order they ended, oldest at head once it is full.
+	recent map[key]*entry
+	ring   []recentKey
+	head   int
 }
+
+// recentKey names one ended request in the order they ended; a key asked again is in
+// the ring once per request.
+type recentKey struct {
+	k   key
+	rev uint64
+}
+
+// maxRecent bounds the ended requests the registry keeps for Lookup.
+const maxRecent = 4096
 
 // key is a struct, not a joined string: session ids may contain any character.
 type key struct {
@@ -113,7 +131,44 @@ func (s *registry) End(_ context.Context, rec Record) (bool, error) {
 	} else {
 		s.sessions[k.session] = l
 	}
+	s.keepRecent(k, m, rec)
 	return true, nil
+}
+
+// keepRecent keeps m, whose request has just ended as rec, for Lookup, in place of the
+// oldest ended request once maxRecent are kept. s.mu is held. It allocates nothing once
+// the ring is full: the entry is the one the request had while pending.
+func (s *registry) keepRecent(k key, m *entry, rec Record) {
+	if s.recent == nil {
+		s.recent = make(map[key]*entry)
+	}
+	m.rec = rec
+	if len(s.ring) < maxRecent {
+		s.ring = append(s.ring, recentKey{k, rec.Rev})
+	} else {
+		old := s.ring[s.head]
+		if e := s.recent[old.k]; e != nil && e.rec.Rev == old.rev {
+			delete(s.recent, old.k)
+		}
+		s.ring[s.head] = recentKey{k, rec.Rev}
+		s.head = (s.head + 1) % maxRecent
+	}
+	s.recent[k] = m
+}
+
+// lookup returns the request of session and id, pending or ended lately.
+func (s *registry) lookup(session SessionID, id string) (Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{session, id}
+	if m, ok := s.pending[k]; ok {
+		return m.rec, true
+	}
+	m, ok := s.recent[k]
+	if !ok || !m.rec.ExpiresAt().After(time.Now()) {
+		return Record{}, false
+	}
+	return m.rec, true
 }
 
 func (s *registry) Pending(_ context.Context, session SessionID) ([]Record, error) {

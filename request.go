@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -43,6 +44,9 @@ func (d *Dispatcher) request(ctx context.Context, rec Record, same func(Record) 
 		return rec, err
 	}
 	session, id := rec.Session, rec.RequestID()
+	if d.obs != nil {
+		rec.Carrier = d.obs.Carrier(ctx)
+	}
 	if d.opts.FailWithoutDevice && d.presence != nil && !d.presence.Connected(session) {
 		return ended(Undelivered, errNoDevice)
 	}
@@ -64,6 +68,9 @@ func (d *Dispatcher) request(ctx context.Context, rec Record, same func(Record) 
 		sendErr = d.send(ctx, rec)
 	}
 	d.keys.unlock(k, d.announce)
+	if created && err == nil && sendErr == nil && d.opts.Notifier != nil {
+		d.arm(rec)
+	}
 	d.calls.settled() // Close waits for this: no ask goes out after it returns
 	switch {
 	case errors.Is(err, ErrClosed):
@@ -71,6 +78,7 @@ func (d *Dispatcher) request(ctx context.Context, rec Record, same func(Record) 
 		return ended(Shutdown, nil)
 	case err != nil:
 		d.calls.remove(w)
+		d.warn(ctx, "askuser: the store failed to record a request", slog.String("askuser.session", session.String()), slog.String("askuser.request.id", id), slog.String("error", err.Error()))
 		return ended(Undelivered, fmt.Errorf("%w: recording the request: %w", ErrUndelivered, err))
 	case !created && !same(rec):
 		d.calls.remove(w)
@@ -114,8 +122,8 @@ func (d *Dispatcher) send(ctx context.Context, rec Record) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUndelivered, err)
 	}
-	if d.opts.OnAsk != nil {
-		d.opts.OnAsk(Asked{Session: rec.Session, RequestID: rec.RequestID(), Kind: rec.Kind(), Questions: len(rec.Ask.Questions), ExpiresAt: rec.ExpiresAt()})
+	if d.obs != nil || d.log != nil {
+		d.observe(ctx, Observation{What: ObservedAsk, Session: rec.Session, RequestID: rec.RequestID(), Kind: rec.Kind(), Questions: len(rec.Ask.Questions), ExpiresAt: rec.ExpiresAt(), Carrier: rec.Carrier})
 	}
 	return nil
 }
@@ -205,6 +213,7 @@ func (d *Dispatcher) end(ctx context.Context, rec Record, err error) (bool, erro
 		d.keys.leave(k, nil)
 	}
 	if serr != nil {
+		d.warn(ctx, "askuser: the store failed to end a request", slog.String("askuser.session", rec.Session.String()), slog.String("askuser.request.id", rec.RequestID()), slog.String("askuser.outcome", rec.Outcome.String()), slog.String("error", serr.Error()))
 		// Maybe ended by this very end, maybe not: it cannot be told, and a store that
 		// has just failed would most likely make a caller wait as long again to say.
 		// The store's Watch delivers the end, should there be one.
@@ -220,8 +229,15 @@ func (d *Dispatcher) end(ctx context.Context, rec Record, err error) (bool, erro
 	if rec.Approval != nil {
 		d.audit(rec)
 	}
+	d.disarm(k, rec.Rev)
 	d.calls.deliver(rec, err)
 	return true, nil
+}
+
+// ended takes an end the store's Watch saw, made by this dispatcher or another.
+func (d *Dispatcher) ended(rec Record) {
+	d.disarm(key{rec.Session, rec.RequestID()}, rec.Rev)
+	d.calls.deliver(rec, nil)
 }
 
 // announce sends the resolution of an ended request to every device of the session.
@@ -234,11 +250,11 @@ func (d *Dispatcher) announce(rec Record) {
 	}
 }
 
-// report tells the host's OnEnd hook that rec's request ended, with err, the error of
-// its end (the outcome's own when nil).
+// report tells the observer that rec's request ended, with err, the error of its end
+// (the outcome's own when nil).
 func (d *Dispatcher) report(rec Record, err error, waited time.Duration) {
-	if d.opts.OnEnd != nil {
-		d.opts.OnEnd(Ended{Session: rec.Session, RequestID: rec.RequestID(), Kind: rec.Kind(), Outcome: rec.Outcome, Waited: waited, Err: outcomeErr(rec.Outcome, err)})
+	if d.obs != nil || d.log != nil {
+		d.observe(context.Background(), Observation{What: ObservedEnd, Session: rec.Session, RequestID: rec.RequestID(), Kind: rec.Kind(), Outcome: rec.Outcome, Waited: waited, Err: outcomeErr(rec.Outcome, err), Carrier: rec.Carrier})
 	}
 }
 

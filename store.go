@@ -30,6 +30,9 @@ type Record struct {
 	// Decision is how an approval was decided, once it has ended; nil before, and for a
 	// question set.
 	Decision *Decision
+	// Carrier is the trace context of the call that made the request ([Observer.Carrier]),
+	// kept so that a dispatcher that ends it elsewhere can link to it; nil for none.
+	Carrier map[string]string
 }
 
 // RequestID returns the id that names the request within its session: Ask.RequestID,

@@ -58,3 +58,10 @@ type Inbound interface {
 	// Disconnected tells that the session's last device has gone.
 	Disconnected(session SessionID)
 }
+
+// Looker is implemented by an [Inbound] that can say how a request ended, as well as
+// whether it is pending: [*Dispatcher] does, with [Dispatcher.Lookup]. A transport that
+// serves answer links asks it, so that a link's page says how its request ended.
+type Looker interface {
+	Lookup(ctx context.Context, session SessionID, id string) (Record, error)
+}

@@ -213,6 +213,7 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b askuser.Store)) {
 				ExpiresAt: time.Now().Add(time.Minute).UTC().Truncate(time.Millisecond),
 			},
 			AskedAt: time.Now().Truncate(time.Millisecond),
+			Carrier: map[string]string{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
 		}
 		got, created, err := a.Put(ctx, approval)
 		if err != nil || !created || got.Rev == 0 {
@@ -232,6 +233,9 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b askuser.Store)) {
 			r.Always != want.Always || fmt.Sprint(r.Reasons) != fmt.Sprint(want.Reasons) || r.Scope != want.Scope ||
 			r.Digest != want.Digest || !r.ExpiresAt.Equal(want.ExpiresAt) || r.RequestID != "a1" {
 			t.Fatalf("Get returned the approval %+v, want %+v", r, want)
+		}
+		if read.Carrier["traceparent"] != approval.Carrier["traceparent"] {
+			t.Fatalf("Get returned the trace carrier %v, want %v", read.Carrier, approval.Carrier)
 		}
 		if list, err := a.Pending(ctx, s); err != nil || len(list) != 1 || list[0].Approval == nil {
 			t.Fatalf("Pending = %+v, %v; want the approval", list, err)

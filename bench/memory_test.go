@@ -45,11 +45,11 @@ func BenchmarkPendingMemory(b *testing.B) {
 			var asked atomic.Int64
 			allAsked := make(chan struct{})
 			mt := askusertest.NewTransport() // no device: the ask goes nowhere and waits
-			d := askuser.New(mt, &askuser.Options{OnAsk: func(askuser.Asked) {
+			d := askuser.New(mt, &askuser.Options{Observer: askuser.Hooks{OnAsk: func(askuser.Asked) {
 				if asked.Add(1) == pendingN {
 					close(allAsked)
 				}
-			}})
+			}}})
 			mt.Bind(d)
 			var done sync.WaitGroup
 			done.Add(pendingN)

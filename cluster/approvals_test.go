@@ -60,11 +60,11 @@ func TestApprovalAcrossReplicas(t *testing.T) {
 	checkLeaks(t)
 	var mu sync.Mutex
 	var audits []askuser.Audit
-	opts := &askuser.Options{Policy: branchPolicy(), OnAudit: func(a askuser.Audit) {
+	opts := &askuser.Options{Policy: branchPolicy(), Observer: askuser.Hooks{OnAudit: func(a askuser.Audit) {
 		mu.Lock()
 		audits = append(audits, a)
 		mu.Unlock()
-	}}
+	}}}
 	rs := threeReplicas(t, nil, opts)
 	s := askuser.StringSession("approvals")
 	devs := []*askusertest.Device{rs[0].devices.ConnectAs(s, "ann"), rs[1].devices.ConnectAs(s, "bob"), rs[2].devices.ConnectAs(s, "cy")}

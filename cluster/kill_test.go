@@ -27,6 +27,9 @@ const (
 	envSession = "ASKUSER_CLUSTER_TEST_SESSION"
 	envCall    = "ASKUSER_CLUSTER_TEST_CALL"
 	envArgs    = "ASKUSER_CLUSTER_TEST_ARGS"
+	// envTool, when set, makes the call a host tool call of that name through
+	// Dispatcher.Approve (under branchPolicy) instead of ask_user_questions.
+	envTool = "ASKUSER_CLUSTER_TEST_TOOL"
 )
 
 func TestMain(m *testing.M) {
@@ -57,7 +60,7 @@ func replicaProcess(url string) int {
 		fmt.Println("error", err)
 		return 1
 	}
-	d := askuser.New(tr, &askuser.Options{Store: st})
+	d := askuser.New(tr, &askuser.Options{Store: st, Policy: branchPolicy()})
 	tr.Bind(d)
 	devices.Bind(tr)
 	session := askuser.StringSession(os.Getenv(envSession))
@@ -68,6 +71,11 @@ func replicaProcess(url string) int {
 		}
 		fmt.Println("waiting")
 	}()
+	if tool := os.Getenv(envTool); tool != "" {
+		r := d.Approve(context.Background(), askuser.ToolCall{Session: session, ID: id, Name: tool, Arguments: json.RawMessage(os.Getenv(envArgs))})
+		fmt.Println("result", r.Outcome, string(r.Arguments))
+		return 0
+	}
 	res := d.Dispatch(context.Background(), askuser.ToolCall{Session: session, ID: id, Name: askuser.ToolName, Arguments: json.RawMessage(os.Getenv(envArgs))})
 	fmt.Println("result", res.Outcome, res.Content)
 	return 0
@@ -79,10 +87,10 @@ type child struct {
 	lines chan string
 }
 
-func startChild(t *testing.T, url, session, id, args string) *child {
+func startChild(t *testing.T, url, session, id, args string, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envNATS+"="+url, envSession+"="+session, envCall+"="+id, envArgs+"="+args)
+	cmd.Env = append(append(os.Environ(), envNATS+"="+url, envSession+"="+session, envCall+"="+id, envArgs+"="+args), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -208,6 +216,46 @@ func TestReplicaKilled(t *testing.T) {
 	for _, ev := range drain(dev) {
 		if ev.Type == askuser.EventAsk {
 			t.Fatalf("a question was asked twice: %v", ev)
+		}
+	}
+}
+
+// Guarantee 4, for approvals: a replica killed with SIGKILL while its tool call waits for
+// approval. The approval stays pending and is decided on another replica; the host's run,
+// resumed on a new replica process with the same tool-call id and arguments, gets the
+// decision given meanwhile, with the arguments the person approved (an edit here), and
+// is never asked twice. The tool had not run: the host runs it, on resuming.
+func TestReplicaKilledWhileApprovalWaits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs replica processes")
+	}
+	checkLeaks(t)
+	n := startNode(t)
+	r := newReplica(t, "survivor", n.url(), nil, &askuser.Options{Policy: branchPolicy()})
+	s := askuser.StringSession("killed-approval")
+	dev := r.devices.Connect(s)
+	tool := envTool + "=delete_branch"
+
+	a := startChild(t, n.url(), "killed-approval", "toolu_K", `{"name":"old"}`, tool)
+	a.line(t, "waiting")
+	if ev := recv(t, dev, askuser.EventApproval); ev.RequestID() != "toolu_K" {
+		t.Fatal(ev)
+	}
+	a.kill(t)
+	if p := r.d.PendingApprovals(s); len(p) != 1 || p[0].RequestID != "toolu_K" {
+		t.Fatalf("after the kill, pending %+v", p)
+	}
+	if err := dev.Send(context.Background(), decision(s, askuser.ApprovalResultData{RequestID: "toolu_K", Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"name":"older"}`)})); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, dev, askuser.EventApprovalResolved)
+	b := startChild(t, n.url(), "killed-approval", "toolu_K", `{"name":"old"}`, tool)
+	if got := b.line(t, "result"); got != `result edited {"name":"older"}` {
+		t.Fatalf("the resumed run got %s", got)
+	}
+	for _, ev := range drain(dev) {
+		if ev.Type == askuser.EventApproval {
+			t.Fatalf("asked twice: %v", ev)
 		}
 	}
 }

@@ -23,6 +23,8 @@ type stored struct {
 	Answers  []askuser.Answer `json:"answers,omitempty"`
 	// Decision is how an ended approval was decided.
 	Decision *storedDecision `json:"decision,omitempty"`
+	// Carrier is the trace context of the call that made the request.
+	Carrier map[string]string `json:"carrier,omitempty"`
 	// Nonce is unique to the Put or End that wrote the record, so that a write that
 	// timed out and was tried again can tell whether its first try was written.
 	Nonce string `json:"nonce,omitempty"`
@@ -39,6 +41,7 @@ type storedDecision struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Grant     *storedGrant    `json:"grant,omitempty"`
 	By        string          `json:"by,omitempty"`
+	Via       string          `json:"via,omitempty"`
 	At        time.Time       `json:"at"`
 }
 
@@ -68,12 +71,12 @@ func (g *storedGrant) grant() *askuser.Grant {
 }
 
 func encodeRecord(rec askuser.Record, nonce string) ([]byte, error) {
-	s := stored{Session: rec.Session, Ask: rec.Ask, AskedAt: rec.AskedAt, Answers: rec.Answers, Nonce: nonce}
+	s := stored{Session: rec.Session, Ask: rec.Ask, AskedAt: rec.AskedAt, Answers: rec.Answers, Carrier: rec.Carrier, Nonce: nonce}
 	if a := rec.Approval; a != nil {
 		s.Approval = &storedApproval{ApprovalData: *a, Scope: a.Scope}
 	}
 	if d := rec.Decision; d != nil {
-		s.Decision = &storedDecision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: storeGrant(d.Grant), By: d.By, At: d.At}
+		s.Decision = &storedDecision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: storeGrant(d.Grant), By: d.By, Via: d.Via, At: d.At}
 	}
 	if rec.Outcome != 0 {
 		s.Rev = rec.Rev
@@ -96,13 +99,13 @@ func decodeRecord(b []byte, rev uint64) (askuser.Record, string, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return askuser.Record{}, "", fmt.Errorf("cluster: a record in the bucket does not decode: %w", err)
 	}
-	rec := askuser.Record{Session: s.Session, Ask: s.Ask, Rev: rev, AskedAt: s.AskedAt, Answers: s.Answers}
+	rec := askuser.Record{Session: s.Session, Ask: s.Ask, Rev: rev, AskedAt: s.AskedAt, Answers: s.Answers, Carrier: s.Carrier}
 	if a := s.Approval; a != nil {
 		rec.Approval = &a.ApprovalData
 		rec.Approval.Scope = a.Scope
 	}
 	if d := s.Decision; d != nil {
-		rec.Decision = &askuser.Decision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: d.Grant.grant(), By: d.By, At: d.At}
+		rec.Decision = &askuser.Decision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: d.Grant.grant(), By: d.By, Via: d.Via, At: d.At}
 	}
 	if s.Outcome != "" {
 		rec.Rev = s.Rev

@@ -306,11 +306,15 @@ func TestCancelFromAnyReplica(t *testing.T) {
 	s := askuser.IntSession(7)
 	other := askuser.IntSession(8)
 	dev := rs[1].devices.Connect(s)
+	otherDev := rs[1].devices.Connect(other)
 	a := dispatch(rs[0], s, "a", deployArgs)
 	b := dispatch(rs[1], s, "b", otherArgs)
 	keep := dispatch(rs[0], other, "c", deployArgs)
 	recv(t, dev, askuser.EventAsk)
 	recv(t, dev, askuser.EventAsk)
+	// The other session's question must be pending on every replica before the
+	// cancel, or the check below could pass or fail by timing alone.
+	recv(t, otherDev, askuser.EventAsk)
 	if n := rs[2].d.CancelSession(s); n != 2 {
 		t.Fatalf("CancelSession ended %d questions, want 2", n)
 	}
@@ -337,11 +341,11 @@ func TestCancelFromAnyReplica(t *testing.T) {
 func TestTimeoutEndsOnce(t *testing.T) {
 	checkLeaks(t)
 	var ends atomic.Int32
-	dopts := &askuser.Options{Timeout: 300 * time.Millisecond, OnEnd: func(e askuser.Ended) {
+	dopts := &askuser.Options{Timeout: 300 * time.Millisecond, Observer: askuser.Hooks{OnEnd: func(e askuser.Ended) {
 		if e.Outcome == askuser.TimedOut {
 			ends.Add(1)
 		}
-	}}
+	}}}
 	rs := threeReplicas(t, nil, dopts)
 	s := askuser.StringSession("slow")
 	dev := rs[2].devices.Connect(s)

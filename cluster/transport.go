@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,15 +32,20 @@ import (
 //     store: an answer is accepted on whichever replica its device is on.
 //
 // Transport implements [askuser.Presence] across replicas: a session has a device when
-// any replica's local transport has one.
+// any replica's local transport has one. It implements [askuser.Attention] the same way,
+// for the dispatcher's [askuser.Notifier]: a request is seen when a device of any
+// replica shows it (a replica answers for its devices while one of the session is
+// connected to it), so that the notice comes once, from the replica that asked, and only
+// when no device of any replica is looking.
 //
 // All methods may be called concurrently.
 type Transport struct {
-	store    *Store
-	local    askuser.Transport
-	presence askuser.Presence // local's, when it has one
-	id       string           // this replica's, to skip its own publications
-	prefix   string
+	store     *Store
+	local     askuser.Transport
+	presence  askuser.Presence  // local's, when it has one
+	attention askuser.Attention // local's, when it has one
+	id        string            // this replica's, to skip its own publications
+	prefix    string
 
 	sub *nats.Subscription // the events of every session
 
@@ -63,6 +69,7 @@ const replicaHeader = "Askuser-Replica"
 func NewTransport(st *Store, local askuser.Transport) (*Transport, error) {
 	t := &Transport{store: st, local: local, id: nuid.Next(), prefix: st.opts.Prefix, here: make(map[askuser.SessionID]*nats.Subscription)}
 	t.presence, _ = local.(askuser.Presence)
+	t.attention, _ = local.(askuser.Attention)
 	sub, err := st.nc.Subscribe(t.prefix+".events.>", t.receive)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: subscribing to the events: %w", err)
@@ -205,8 +212,16 @@ func (t *Transport) arrived(session askuser.SessionID) {
 	if t.closed || t.here[session] != nil {
 		return
 	}
+	// An empty question asks whether a device is connected; one that carries a time (Unix
+	// nanoseconds) asks whether a device has been visible since then. Only yes is said.
 	sub, err := t.store.nc.Subscribe(t.prefix+".presence."+sessionToken(session), func(m *nats.Msg) {
-		if t.localConnected(session) {
+		yes := false
+		if len(m.Data) == 0 {
+			yes = t.localConnected(session)
+		} else if ns, err := strconv.ParseInt(string(m.Data), 10, 64); err == nil {
+			yes = t.localWatched(session, time.Unix(0, ns))
+		}
+		if yes {
 			_ = m.Respond(nil)
 		}
 	})
@@ -231,6 +246,30 @@ func (t *Transport) left(session askuser.SessionID) {
 // Presence it assumes so.
 func (t *Transport) localConnected(session askuser.SessionID) bool {
 	return t.presence == nil || t.presence.Connected(session)
+}
+
+// localWatched reports whether a local device has shown session to its person since
+// since: the local transport's [askuser.Attention], or else its [askuser.Presence] (a
+// connected device counts as seen); with neither, no.
+func (t *Transport) localWatched(session askuser.SessionID, since time.Time) bool {
+	if t.attention != nil {
+		return t.attention.WatchedSince(session, since)
+	}
+	return t.presence != nil && t.presence.Connected(session)
+}
+
+// WatchedSince reports whether a device of session, on any replica, has been visible to
+// its person at some moment since since: one of this replica's, or one of another
+// replica's, which answers on NATS. When no replica says yes within [presenceTimeout]
+// (NATS itself not answering, say), it reports false: the notice is then sent, which
+// costs a message, where a wrong yes would cost the person's wait. It implements
+// [askuser.Attention].
+func (t *Transport) WatchedSince(session askuser.SessionID, since time.Time) bool {
+	if t.localWatched(session, since) {
+		return true
+	}
+	_, err := t.store.nc.Request(t.prefix+".presence."+sessionToken(session), []byte(strconv.FormatInt(since.UnixNano(), 10)), presenceTimeout)
+	return err == nil
 }
 
 // Connected reports whether a device of session is connected to any replica: to this

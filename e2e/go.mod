@@ -8,6 +8,7 @@ require (
 	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
+	github.com/coder/websocket v1.8.15
 )
 
 require (

@@ -193,6 +193,19 @@ func startDemo(addr string, args ...string) (*demoServer, error) {
 	}
 }
 
+// demoWithTimeout starts a demo of the test's own whose questions and approvals wait
+// timeout (a Go duration), stopped when the test ends.
+func demoWithTimeout(t *testing.T, timeout string) *demoServer {
+	t.Helper()
+	setup(t)
+	srv, err := startDemo("127.0.0.1:0", "-timeout", timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.stop)
+	return srv
+}
+
 // stop interrupts the demo and waits for it, killing it if it lingers.
 func (s *demoServer) stop() {
 	_ = s.cmd.Process.Signal(os.Interrupt)

@@ -196,7 +196,7 @@ func TestTabbingKeepsTheFocusInView(t *testing.T) {
 
 // TestKeyboardTour answers the whole tour from the keyboard: digits choose, Enter confirms
 // (or goes to the unanswered question), and each new question takes the focus when the
-// last one is answered. Esc declines.
+// last one is answered, as the approval at the end does. Esc declines.
 func TestKeyboardTour(t *testing.T) {
 	tb := newTab(t)
 	tb.open(env.main, newSession())
@@ -255,6 +255,18 @@ func TestKeyboardTour(t *testing.T) {
 		if got := tb.toolResult(c.id); got != c.want {
 			t.Errorf("tool result = %s\nwant          %s", got, c.want)
 		}
+	}
+	// Then the approval of the branch to delete, which takes the focus (nothing has it):
+	// Tab goes through its arguments to Approve, and Enter approves.
+	approval := tb.newestApproval("")
+	waitFor[bool](tb, "the approval to take the focus", `document.activeElement === `+cardJS(approval))
+	tb.key(kb.Tab, kb.Tab)
+	if f := tb.focused(); f.TestID != "approve" {
+		t.Fatalf("two Tabs into the approval focused %+v, want Approve", f)
+	}
+	tb.key(kb.Enter)
+	if got := tb.toolResult(approval); got != `{"deleted":"feature/old-login"}` {
+		t.Errorf("the approval's tool result = %s", got)
 	}
 	waitFor[bool](tb, "the plan", `[...document.querySelectorAll("#transcript .agent .text")].some(e => e.textContent.startsWith("Thanks! Here is the plan"))`)
 

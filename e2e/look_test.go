@@ -110,6 +110,19 @@ type contrastReport struct {
 	Checked int      `json:"checked"`
 }
 
+// checkContrast fails the test when a text of the page has a contrast below 4.5:1, or
+// when too few texts were found to say anything.
+func (tb *tab) checkContrast(scheme, when string) {
+	tb.t.Helper()
+	r := eval[contrastReport](tb, contrastJS)
+	if r.Checked < 20 {
+		tb.t.Fatalf("%s: only %d texts checked", when, r.Checked)
+	}
+	if len(r.Low) > 0 {
+		tb.t.Errorf("%s, %s mode: contrast below 4.5:1:\n  %s", when, scheme, strings.Join(r.Low, "\n  "))
+	}
+}
+
 // TestContrast: in light and in dark mode, every text of the demo page and the panel, in
 // every state a question goes through (unanswered, answered and ready to send, ended), has
 // a contrast of at least 4.5:1 with what is behind it.
@@ -122,16 +135,7 @@ func TestContrast(t *testing.T) {
 			if got := eval[string](tb, `getComputedStyle(document.body).backgroundColor`); (scheme == "dark") != (got == "rgb(13, 17, 23)") {
 				t.Fatalf("%s mode: the page's background is %s", scheme, got)
 			}
-			check := func(when string) {
-				t.Helper()
-				r := eval[contrastReport](tb, contrastJS)
-				if r.Checked < 20 {
-					t.Fatalf("%s: only %d texts checked", when, r.Checked)
-				}
-				if len(r.Low) > 0 {
-					t.Errorf("%s, %s mode: contrast below 4.5:1:\n  %s", when, scheme, strings.Join(r.Low, "\n  "))
-				}
-			}
+			check := func(when string) { tb.checkContrast(scheme, when) }
 			tb.say("/preview")
 			id := tb.newestPanel()
 			check("unanswered")
@@ -258,7 +262,7 @@ func TestChinese(t *testing.T) {
 	want := map[string]string{
 		"html": "zh-CN", "root": "zh-CN", "title": "Agent 想知道：", "submit": "提交", "decline": "拒绝回答", "other": "其他",
 		"placeholder": "输入你自己的回答…", "hint": "回答 Framework 后即可提交。", "recommended": "推荐",
-		"send": "发送", "cancel": "取消运行", "state": "Agent 在等你回答", "conn": "已连接", "page": "askuser 演示",
+		"send": "发送", "cancel": "取消运行", "state": "Agent 在等你回答", "conn": "已连接", "page": "(1) 等你回复 · askuser 演示",
 	}
 	for k, v := range want {
 		if got[k] != v {

@@ -464,12 +464,7 @@ func TestDecline(t *testing.T) {
 }
 
 func TestTimeoutCountsDownAndClears(t *testing.T) {
-	setup(t)
-	srv, err := startDemo("127.0.0.1:0", "-timeout", "6s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.stop)
+	srv := demoWithTimeout(t, "6s")
 	tb := newTab(t)
 	tb.open(srv, newSession())
 	tb.say("/single")

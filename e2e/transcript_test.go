@@ -192,6 +192,14 @@ func TestTranscriptFollowsTheTour(t *testing.T) {
 	); got != want {
 		t.Fatalf("tool result = %s\nwant          %s", got, want)
 	}
+	// The tour's approval: its tool card comes into view with its card, and goes on
+	// following once it is approved.
+	approval := tb.newestApproval("")
+	waitFor[bool](tb, "the approval's tool card", `(() => { const l = document.querySelector("#transcript").lastElementChild;
+		return l.dataset.toolCallId === `+js(approval)+`; })()`)
+	tb.newestInView("the approval's tool card")
+	tb.do("approving", chromedp.Click(asel(approval, `[data-testid="approve"]`)))
+	tb.toolResult(approval)
 	waitFor[bool](tb, "the plan", `(() => { const l = document.querySelector("#transcript").lastElementChild;
 		return l.classList.contains("agent") && l.textContent.includes("Here is the plan"); })()`)
 	tb.newestInView("the plan")

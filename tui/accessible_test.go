@@ -59,12 +59,7 @@ func TestAccessible(t *testing.T) {
 	}
 	tm.waitHistory("Answered.")
 
-	tm.mu.Lock()
-	raw := tm.raw.String()
-	tm.mu.Unlock()
-	if i := strings.IndexByte(raw, 0x1b); i >= 0 {
-		t.Fatalf("the accessible mode wrote an escape sequence: %q", raw[max(i-20, 0):min(i+20, len(raw))])
-	}
+	tm.noEscapes()
 }
 
 func TestAccessibleDecline(t *testing.T) {

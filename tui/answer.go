@@ -190,7 +190,16 @@ func endNote(outcome, sent string) string {
 			return "Declined."
 		}
 		return "Declined on another device."
-	case "timeout":
+	}
+	return unansweredNote(outcome, "question")
+}
+
+// unansweredNote says how a request ended that no person answered or decided (timed
+// out, cancelled, ...), or that ended in a way this version does not know; noun names
+// the request.
+func unansweredNote(outcome, noun string) string {
+	switch outcome {
+	case "timeout", "timed_out": // a question's, an approval's
 		return "Timed out."
 	case "cancelled":
 		return "Cancelled."
@@ -199,7 +208,37 @@ func endNote(outcome, sent string) string {
 	case "shutdown":
 		return "Ended: the host is shutting down."
 	case "undelivered":
-		return "Ended: the question could not be delivered."
+		return "Ended: the " + noun + " could not be delivered."
 	}
 	return "Ended (" + clean(outcome, false) + ")."
+}
+
+// A set is a request of the device's queue.
+
+func (s *set) requestID() string { return s.ask.RequestID }
+
+func (s *set) title() string { return clean(s.ask.Questions[0].Question, false) }
+
+func (s *set) resolvedType() string { return askuser.EventResolved }
+
+func (s *set) noun() string { return "question" }
+
+func (s *set) replyEvent(res viewResult) (askuser.Event, error) {
+	return askuser.NewEvent(askuser.EventResult, s.session, *res.reply)
+}
+
+func (s *set) endNote(r resolution, sent viewResult) string {
+	what := ""
+	if sent.reply != nil {
+		what = "answer"
+		if sent.reply.Declined {
+			what = "decline"
+		}
+	}
+	return endNote(r.Outcome, what)
+}
+
+func (s *set) refused(problems []string) string {
+	s.problems = problems
+	return "answer"
 }

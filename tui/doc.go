@@ -1,8 +1,11 @@
 // Package tui makes a terminal one device of an askuser session, beside the browser
 // panels: it shows each question set an agent asks as a form in the terminal (or as
 // plain prompts for screen readers), and sends the person's answer or decline to the
-// host. The first answer from any device wins; when another device answers, or the
-// question times out or is cancelled, the terminal closes its form and says so.
+// host; and it shows each of the host's own tool calls that waits for the person's
+// approval, with its arguments, and sends the decision: approve, deny (with a reason),
+// edit the arguments, or always allow. The first answer or decision from any device
+// wins; when another device answers or decides, or the request times out or is
+// cancelled, the terminal closes its form and says so.
 //
 // The terminal talks the askuser wire protocol through a [Conn]; [Dial] connects one to
 // a host's wshub endpoint, locally or remotely:

@@ -13,9 +13,10 @@ import (
 	"github.com/askuser-go/askuser"
 )
 
-// formUI shows each question set as a huh form inside a Bubble Tea program of its own,
-// drawn inline (not on the alternate screen), so that what was asked and answered stays
-// in the terminal's scrollback. Between forms the terminal is left as it was.
+// formUI shows each question set and each approval as a huh form inside a Bubble Tea
+// program of its own, drawn inline (not on the alternate screen), so that what was
+// asked and answered stays in the terminal's scrollback. Between forms the terminal is
+// left as it was.
 type formUI struct {
 	opts *Options
 	keys *keys
@@ -27,21 +28,38 @@ func (u *formUI) say(text string) { _, _ = io.WriteString(u.opts.Output, text+"\
 
 func (u *formUI) close() { u.keys.close() }
 
-func (u *formUI) show(ctx context.Context, s *set, waiting int) view {
-	m := newFormModel(s, waiting, u.opts.MaxCustomInput)
+func (u *formUI) show(ctx context.Context, s *set, w waiting) view {
+	return u.run(ctx, newFormModel(s, w, u.opts.MaxCustomInput))
+}
+
+func (u *formUI) showApproval(ctx context.Context, a *approval, w waiting) view {
+	return u.run(ctx, newApprovalModel(a, w))
+}
+
+// model is the model of one form: a question set's or an approval's.
+type model interface {
+	tea.Model
+	base() *frame
+	// result is the person's reply once the form has closed; the zero viewResult when
+	// it closed without one.
+	result() viewResult
+}
+
+// run shows the form of m in a Bubble Tea program of its own.
+func (u *formUI) run(ctx context.Context, m model) view {
 	prog := tea.NewProgram(m,
 		tea.WithContext(ctx),
 		tea.WithInput(nil), // keys come from u.keys
 		tea.WithOutput(u.opts.Output),
 		tea.WithEnvironment(u.opts.Environ),
 		// Signals are the host's: a SIGINT or SIGTERM ends the host's context, and so
-		// the form. In raw mode Ctrl-C is a key, which declines.
+		// the form. In raw mode Ctrl-C is a key, which declines (or denies).
 		tea.WithoutSignalHandler(),
 		tea.WithFilter(dropSizeRequests),
 	)
 	v := &formView{prog: prog, result: make(chan viewResult, 1)}
 	go func() {
-		defer close(m.stop) // ends the countdown's timer goroutine
+		defer close(m.base().stop) // ends the countdown's timer goroutine
 		if err := u.keys.start(); err != nil {
 			v.result <- viewResult{err: fmt.Errorf("tui: reading the terminal: %w", err)}
 			return
@@ -53,7 +71,7 @@ func (u *formUI) show(ctx context.Context, s *set, waiting int) view {
 		}
 		final, err := prog.Run()
 		restore()
-		fm, _ := final.(*formModel)
+		fm, _ := final.(model)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			v.result <- viewResult{err: ctx.Err()}
@@ -61,10 +79,10 @@ func (u *formUI) show(ctx context.Context, s *set, waiting int) view {
 			v.result <- viewResult{err: fmt.Errorf("tui: the terminal failed: %w", err)}
 		case fm == nil:
 			v.result <- viewResult{err: errors.New("tui: the form ended without a model")}
-		case fm.inputEnded:
+		case fm.base().inputEnded:
 			v.result <- viewResult{err: ErrInputEnded}
 		default:
-			v.result <- viewResult{reply: fm.reply}
+			v.result <- fm.result()
 		}
 	}()
 	return v
@@ -90,23 +108,24 @@ type formView struct {
 
 func (v *formView) done() <-chan viewResult { return v.result }
 
-func (v *formView) setWaiting(n int) { v.prog.Send(waitingMsg(n)) }
+func (v *formView) setWaiting(w waiting) { v.prog.Send(waitingMsg(w)) }
 
 func (v *formView) end(note string) { v.prog.Send(endMsg(note)) }
 
 // Messages from the device loop to a form.
 type (
-	waitingMsg int    // how many other question sets wait
-	endMsg     string // the set ended elsewhere: close with this note
+	waitingMsg waiting // what waits behind the request shown
+	endMsg     string  // the request ended elsewhere: close with this note
 )
 
 // formKeyMap is huh's key map without filtering: Esc must decline, not leave a filter,
-// and "/" must not hide options. The bindings are emptied rather than disabled, since
-// the fields enable their filter keys again as they go.
+// and "/" must not hide options. Nor is there an external editor for a text box: the
+// forms do not own the terminal's input, so the editor would not get it. The bindings
+// are emptied rather than disabled, since the fields enable their keys again as they go.
 func formKeyMap() *huh.KeyMap {
 	km := huh.NewDefaultKeyMap()
 	for _, b := range []*key.Binding{&km.Select.Filter, &km.Select.SetFilter, &km.Select.ClearFilter,
-		&km.MultiSelect.Filter, &km.MultiSelect.SetFilter, &km.MultiSelect.ClearFilter, &km.Quit} {
+		&km.MultiSelect.Filter, &km.MultiSelect.SetFilter, &km.MultiSelect.ClearFilter, &km.Text.Editor, &km.Quit} {
 		*b = key.NewBinding() // Ctrl-C (Quit) declines, handled before the form sees it
 	}
 	// huh's help says "x toggle"; the hint above the options says space, which both take.

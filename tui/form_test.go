@@ -359,9 +359,7 @@ func TestHostileTextIsCleaned(t *testing.T) {
 			if r := s.result(ch); r.Outcome != askuser.Declined {
 				t.Fatalf("outcome %v, want declined", r.Outcome)
 			}
-			tm.mu.Lock()
-			raw := tm.raw.String()
-			tm.mu.Unlock()
+			raw := withoutOwnTitles(tm.rawOutput())
 			for _, bad := range []string{"\x1b]0;", "\x1b]52;", "\x1b[2J", "\x1b[5m", "\u009b", "\u202e"} {
 				if strings.Contains(raw, bad) {
 					t.Errorf("the terminal was sent %q", bad)
@@ -376,19 +374,8 @@ func TestHostileTextIsCleaned(t *testing.T) {
 func TestOnEndAndStopping(t *testing.T) {
 	s := newServer(t, &askuser.Options{Timeout: time.Hour})
 	session := newSession()
-	ended := make(chan string, 8)
-	tm := newTerm(t, s, session, &tui.Options{OnEnd: func(id string) { ended <- id }})
-	next := func(want string) {
-		t.Helper()
-		select {
-		case got := <-ended:
-			if got != want {
-				t.Fatalf("OnEnd(%q), want OnEnd(%q)", got, want)
-			}
-		case <-time.After(waitTimeout):
-			t.Fatalf("OnEnd(%q) was never called", want)
-		}
-	}
+	ended := newEndings()
+	tm := newTerm(t, s, session, ended.options())
 
 	first := s.ask(session, "call_answered", singleArgs)
 	tm.waitScreen("enter submit")
@@ -409,7 +396,7 @@ func TestOnEndAndStopping(t *testing.T) {
 	tm.waitScreen("enter submit")
 	tm.press(keyEnter)
 	answers(t, s.result(ch))
-	next("call_here")
+	ended.next(t, "call_here")
 	tm.waitHistory("Answered.")
 
 	stopped := s.ask(session, "call_stopped", singleArgs)
@@ -421,4 +408,33 @@ func TestOnEndAndStopping(t *testing.T) {
 	}
 	s.d.CancelSession(askuser.ParseSessionID(session))
 	s.result(stopped)
+}
+
+// TestBellAndTitle: a request that arrives rings the bell and sets the terminal's title
+// (the old one saved first, and given back once nothing waits); Quiet does neither.
+func TestBellAndTitle(t *testing.T) {
+	s := newServer(t, nil)
+	session := newSession()
+	tm := newTerm(t, s, session, nil)
+	ch := s.ask(session, "call_bell", singleArgs)
+	tm.waitScreen("enter submit")
+	raw := tm.rawOutput()
+	save := strings.Index(raw, "\x1b[22;0t")
+	title := strings.Index(raw, "\x1b]0;Waiting for you: Which framework should we use?\x07\a")
+	if save < 0 || title < save {
+		t.Fatalf("no saved title, then the title and the bell, in %q", raw)
+	}
+	tm.press(keyEnter)
+	answers(t, s.result(ch))
+	eventually(t, "the title given back", func() bool { return strings.Contains(tm.rawOutput(), "\x1b[23;0t") })
+
+	session2 := newSession()
+	quiet := newTerm(t, s, session2, &tui.Options{Quiet: true})
+	ch = s.ask(session2, "call_quiet", singleArgs)
+	quiet.waitScreen("enter submit")
+	if raw := quiet.rawOutput(); strings.Contains(raw, "\a") || strings.Contains(raw, "Waiting for you") {
+		t.Fatalf("Quiet rang or titled: %q", raw)
+	}
+	s.d.CancelSession(askuser.ParseSessionID(session2))
+	s.result(ch)
 }

@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/huh/v2"
@@ -13,57 +12,25 @@ import (
 
 // formModel is the Bubble Tea model of one question set: a header with the countdown,
 // the huh form, the preview of the option under the cursor, and the keys that decline.
-// Bubble Tea calls it from the program's goroutine only; stop is closed by the view
-// after the program has ended.
 type formModel struct {
-	set     *set
-	form    *huh.Form
-	fields  map[huh.Field]int // each field's question
-	waiting int               // other sets queued behind this one
-	stop    chan struct{}     // closed when the program has ended
-
-	width, height int
-	sized         bool // the terminal's size is known; nothing is drawn before
-	dark          bool
-	now           time.Time
-	previews      previews
-
-	// How it ended: a reply to send, or a note (ended elsewhere). closed is set with
-	// either, and the program quits.
-	closed     bool
-	reply      *askuser.ResultData
-	note       string
-	inputEnded bool // no more keys will come: Run ends
+	frame
+	set      *set
+	form     *huh.Form
+	fields   map[huh.Field]int // each field's question
+	previews previews
+	reply    *askuser.ResultData // the person's reply, once closed with one
 }
 
-func newFormModel(s *set, waiting, maxText int) *formModel {
+func newFormModel(s *set, w waiting, maxText int) *formModel {
 	f, fields := buildForm(s, maxText)
-	return &formModel{set: s, form: f, fields: fields, waiting: waiting, stop: make(chan struct{}),
-		dark: true, now: time.Now(), width: 80, height: 24}
+	return &formModel{frame: newFrame(s.ask.ExpiresAt, w), set: s, form: f, fields: fields}
 }
 
-// tickMsg drives the countdown.
-type tickMsg time.Time
+func (m *formModel) Init() tea.Cmd { return tea.Batch(m.form.Init(), m.frame.init()) }
 
-// tick waits a second, or returns nothing once the program has ended, so that no timer
-// goroutine outlives the form.
-func (m *formModel) tick() tea.Cmd {
-	stop := m.stop
-	return func() tea.Msg {
-		t := time.NewTimer(time.Second)
-		defer t.Stop()
-		select {
-		case now := <-t.C:
-			return tickMsg(now)
-		case <-stop:
-			return nil
-		}
-	}
-}
+func (m *formModel) base() *frame { return &m.frame }
 
-func (m *formModel) Init() tea.Cmd {
-	return tea.Batch(m.form.Init(), m.tick(), tea.RequestBackgroundColor)
-}
+func (m *formModel) result() viewResult { return viewResult{reply: m.reply} }
 
 func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.closed {
@@ -81,47 +48,11 @@ func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.set.qs[i].tried = true
 			}
 		}
-	case tickMsg:
-		m.now = time.Time(msg)
-		return m, m.tick()
-	case waitingMsg:
-		m.waiting = int(msg)
-		return m, nil
-	case endMsg:
-		m.note = string(msg)
-		m.closed = true
-		return m, tea.Quit
-	case inputEndedMsg:
-		m.note = "The terminal's input ended."
-		m.inputEnded = true
-		m.closed = true
-		return m, tea.Quit
-	case tea.BackgroundColorMsg:
-		m.dark = msg.IsDark()
-	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
-		if m.width <= 0 || m.height <= 0 { // not a terminal: assume the classic size
-			m.width, m.height = 80, 24
-		}
-		m.sized = true
-		m.resize()
-		return m, nil
 	}
-	return m.updateForm(msg)
-}
-
-func (m *formModel) updateForm(msg tea.Msg) (tea.Model, tea.Cmd) {
-	f, cmd := m.form.Update(msg)
-	if ff, ok := f.(*huh.Form); ok {
-		m.form = ff
-	}
-	if m.form.State == huh.StateCompleted {
+	return m, m.step(msg, &m.form, m.resize, func() {
 		r := m.set.reply()
 		m.reply = &r
-		m.closed = true
-		return m, tea.Quit
-	}
-	return m, cmd
+	})
 }
 
 // resize fits the form to the terminal's width, and gives every group the height of
@@ -207,29 +138,10 @@ func (m *formModel) View() tea.View {
 
 // header is the first line: what is asked, the time left, and what waits.
 func (m *formModel) header() string {
-	n := len(m.set.qs)
-	h := "The agent asks you a question"
-	if n > 1 {
-		h = fmt.Sprintf("The agent asks you %d questions", n)
+	if n := len(m.set.qs); n > 1 {
+		return m.frame.header(fmt.Sprintf("The agent asks you %d questions", n))
 	}
-	if exp := m.set.ask.ExpiresAt; !exp.IsZero() {
-		h += " · " + timeLeft(exp.Sub(m.now))
-	}
-	if m.waiting == 1 {
-		h += " · 1 more question set waiting"
-	} else if m.waiting > 1 {
-		h += fmt.Sprintf(" · %d more question sets waiting", m.waiting)
-	}
-	return h
-}
-
-// timeLeft formats a countdown: "4:59 left", "time is up".
-func timeLeft(d time.Duration) string {
-	if d <= 0 {
-		return "time is up"
-	}
-	s := int((d + time.Second - 1) / time.Second) // round up: 0:00 only when it is up
-	return fmt.Sprintf("%d:%02d left", s/60, s%60)
+	return m.frame.header("The agent asks you a question")
 }
 
 // previewView is the preview of the option under the cursor of the focused question,

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -127,6 +128,76 @@ func (s *server) waitPending(session string, n int) {
 	eventually(s.t, fmt.Sprintf("%d pending question sets", n), func() bool {
 		return len(s.d.Pending(askuser.ParseSessionID(session))) == n
 	})
+}
+
+// approve gates one of the host's own tool calls, as an agent loop does before it runs
+// the tool, and returns where the gate's decision comes.
+func (s *server) approve(session, id, tool, arguments string) <-chan askuser.ApprovalResult {
+	ch := make(chan askuser.ApprovalResult, 1)
+	go func() {
+		ch <- s.d.Approve(context.Background(), askuser.ToolCall{
+			Session: askuser.ParseSessionID(session), ID: id, Name: tool, Arguments: json.RawMessage(arguments),
+		})
+	}()
+	return ch
+}
+
+// decision waits for the gate's decision on a tool call.
+func (s *server) decision(ch <-chan askuser.ApprovalResult) askuser.ApprovalResult {
+	s.t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(waitTimeout):
+		s.t.Fatal("the gated tool call did not return")
+		return askuser.ApprovalResult{}
+	}
+}
+
+// waitApprovals waits until the session has n pending approvals.
+func (s *server) waitApprovals(session string, n int) {
+	s.t.Helper()
+	eventually(s.t, fmt.Sprintf("%d pending approvals", n), func() bool {
+		return len(s.d.PendingApprovals(askuser.ParseSessionID(session))) == n
+	})
+}
+
+// decideElsewhere decides an approval from another device of the session, one that is
+// not a terminal (a browser panel, say).
+func (s *server) decideElsewhere(session string, data askuser.ApprovalResultData) {
+	s.t.Helper()
+	dev, err := tui.Dial(s.t.Context(), s.wsURL(session), nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer dev.Close()
+	ev, err := askuser.NewEvent(askuser.EventApprovalResult, askuser.ParseSessionID(session), data)
+	if err == nil {
+		err = dev.Send(s.t.Context(), ev)
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// endings hears the request ids Options.OnEnd is called with.
+type endings chan string
+
+func newEndings() endings { return make(endings, 8) }
+
+func (e endings) options() *tui.Options { return &tui.Options{OnEnd: func(id string) { e <- id }} }
+
+// next waits for the next OnEnd, which must be for want.
+func (e endings) next(t *testing.T, want string) {
+	t.Helper()
+	select {
+	case got := <-e:
+		if got != want {
+			t.Fatalf("OnEnd(%q), want OnEnd(%q)", got, want)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatalf("OnEnd(%q) was never called", want)
+	}
 }
 
 // term is one terminal device: tui.Run on a pseudo-terminal of 100×40, its output read
@@ -252,6 +323,21 @@ func (tm *term) screen() string {
 }
 
 // history returns every line the terminal has shown: the scrollback, then the screen.
+// ownTitle is the title the device sets when a request arrives, whose text is cleaned:
+// no escape and no bell in it.
+var ownTitle = regexp.MustCompile("\x1b\\]0;Waiting for you: [^\x07\x1b]*\x07")
+
+// withoutOwnTitles is raw without the titles the device set itself, so that what is
+// left shows whether model text reached the terminal as escape sequences.
+func withoutOwnTitles(raw string) string { return ownTitle.ReplaceAllString(raw, "") }
+
+// rawOutput is everything the program wrote, escape sequences and all.
+func (tm *term) rawOutput() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.raw.String()
+}
+
 func (tm *term) history() string {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
@@ -304,6 +390,18 @@ func (tm *term) waitHistory(text string) {
 	var last string
 	if !poll(func() bool { last = tm.history(); return strings.Contains(last, text) }) {
 		tm.t.Fatalf("the terminal never showed %q; it shows:\n%s", text, last)
+	}
+}
+
+// noEscapes fails the test if the terminal was sent an escape sequence: the accessible
+// mode redraws nothing, so that a screen reader reads it all once.
+func (tm *term) noEscapes() {
+	tm.t.Helper()
+	tm.mu.Lock()
+	raw := tm.raw.String()
+	tm.mu.Unlock()
+	if i := strings.IndexByte(raw, 0x1b); i >= 0 {
+		tm.t.Fatalf("the accessible mode wrote an escape sequence: %q", raw[max(i-20, 0):min(i+20, len(raw))])
 	}
 }
 

@@ -17,10 +17,11 @@ import (
 	"github.com/muesli/cancelreader"
 )
 
-// lineUI is the accessible mode: each question set as plain numbered lines, answers
-// read a line at a time from a terminal left in its normal line mode, nothing redrawn.
-// Lines are read by one goroutine, on demand, so that a prompt can be abandoned when
-// its question ends elsewhere while a read is still waiting for the person.
+// lineUI is the accessible mode: each question set and approval as plain numbered
+// lines, answers and decisions read a line at a time from a terminal left in its
+// normal line mode, nothing redrawn. Lines are read by one goroutine, on demand, so
+// that a prompt can be abandoned when its request ends elsewhere while a read is still
+// waiting for the person.
 type lineUI struct {
 	out     io.Writer
 	maxText int
@@ -35,57 +36,81 @@ func (u *lineUI) say(text string) { _, _ = io.WriteString(u.out, text+"\n") }
 
 func (u *lineUI) close() { u.in.close() }
 
-func (u *lineUI) show(ctx context.Context, s *set, waiting int) view {
-	v := &lineView{ui: u, set: s, waiting: make(chan int, 1), ended: make(chan string, 1), result: make(chan viewResult, 1)}
-	go func() { v.result <- v.run(ctx, waiting) }()
+func (u *lineUI) show(ctx context.Context, s *set, w waiting) view {
+	decline := viewResult{reply: &askuser.ResultData{RequestID: s.ask.RequestID, Declined: true}}
+	v := u.newView("question set", s.ask.ExpiresAt, decline, "declining")
+	go func() { v.result <- v.askSet(ctx, s, w) }()
 	return v
 }
 
-// lineView is one question set asked in lines. Its goroutine alone writes to the
-// output while it runs; the device loop talks to it through the channels.
+func (u *lineUI) showApproval(ctx context.Context, a *approval, w waiting) view {
+	v := u.newView("approval", a.data.ExpiresAt, viewResult{decision: a.denial()}, "denying")
+	go func() { v.result <- v.decide(ctx, a, w) }()
+	return v
+}
+
+func (u *lineUI) newView(kind string, expires time.Time, eof viewResult, eofDoing string) *lineView {
+	return &lineView{ui: u, kind: kind, expires: expires, eof: eof, eofDoing: eofDoing,
+		waiting: make(chan waiting, 1), ended: make(chan string, 1), result: make(chan viewResult, 1)}
+}
+
+// lineView is one request asked in lines. Its goroutine alone writes to the output
+// while it runs; the device loop talks to it through the channels.
 type lineView struct {
 	ui      *lineUI
-	set     *set
-	waiting chan int    // latest count of sets waiting behind this one
-	ended   chan string // the note when the set ended elsewhere
-	result  chan viewResult
+	kind    string    // what is shown: "question set", "approval"
+	expires time.Time // when it times out, for the announcements of the time left
+	// eof is the reply the end of input makes, eofDoing what it is said to do.
+	eof      viewResult
+	eofDoing string
+	waiting  chan waiting // latest count of requests waiting behind this one
+	ended    chan string  // the note when the request ended elsewhere
+	result   chan viewResult
 }
 
 func (v *lineView) done() <-chan viewResult { return v.result }
 
-func (v *lineView) setWaiting(n int) {
+func (v *lineView) setWaiting(w waiting) {
 	select {
 	case <-v.waiting: // keep only the latest
 	default:
 	}
-	v.waiting <- n
+	v.waiting <- w
 }
 
 func (v *lineView) end(note string) { v.ended <- note }
 
 func (v *lineView) printf(format string, args ...any) { _, _ = fmt.Fprintf(v.ui.out, format, args...) }
 
-func (v *lineView) run(ctx context.Context, waiting int) viewResult {
-	s := v.set
+// intro is the first line of a request: what is asked, the time left, what waits, and
+// the word that declines or denies.
+func (v *lineView) intro(what string, w waiting, key string) {
+	if !v.expires.IsZero() {
+		what += " Time left: " + spokenDuration(time.Until(v.expires)) + "."
+	}
+	if w != (waiting{}) {
+		what += " " + w.String() + " after this one."
+	}
+	if key != "" {
+		what += " " + key
+	}
+	v.printf("\n%s\n", what)
+}
+
+func (v *lineView) askSet(ctx context.Context, s *set, w waiting) viewResult {
 	n := len(s.qs)
 	intro := "The agent asks you a question."
 	if n > 1 {
 		intro = fmt.Sprintf("The agent asks you %d questions.", n)
 	}
-	if exp := s.ask.ExpiresAt; !exp.IsZero() {
-		intro += " Time left: " + spokenDuration(time.Until(exp)) + "."
-	}
-	if waiting > 0 {
-		intro += fmt.Sprintf(" %d more question sets wait after this one.", waiting)
-	}
-	v.printf("\n%s Type d to decline.\n", intro)
+	v.intro(intro, w, "Type d to decline.")
 	if len(s.problems) > 0 {
 		v.printf("The host refused the answer: %s. Answer again.\n", strings.Join(s.problems, "; "))
 	}
 
-	seen := waiting
+	seen := w
 	for i, q := range s.qs {
-		v.printQuestion(i, q)
+		v.printQuestion(i, n, q)
 		for {
 			v.printf("Answer %d: ", i+1)
 			line, err := v.readLine(ctx, &seen)
@@ -126,7 +151,7 @@ func (v *lineView) run(ctx context.Context, waiting int) viewResult {
 }
 
 // stopped turns what ended a read into the view's result: ended elsewhere (with its
-// note), the context, or the end of input (a decline, then Run ends).
+// note), the context, or the end of input (a decline or denial, then Run ends).
 func (v *lineView) stopped(err error) viewResult {
 	var note endedError
 	switch {
@@ -134,8 +159,10 @@ func (v *lineView) stopped(err error) viewResult {
 		v.printf("\n%s\n", string(note))
 		return viewResult{}
 	case errors.Is(err, io.EOF):
-		v.printf("\nEnd of input: declining.\n")
-		return viewResult{reply: &askuser.ResultData{RequestID: v.set.ask.RequestID, Declined: true}, then: ErrInputEnded}
+		v.printf("\nEnd of input: %s.\n", v.eofDoing)
+		r := v.eof
+		r.then = ErrInputEnded
+		return r
 	}
 	return viewResult{err: err}
 }
@@ -144,8 +171,8 @@ type endedError string
 
 func (e endedError) Error() string { return string(e) }
 
-func (v *lineView) printQuestion(i int, q *question) {
-	v.printf("\nQuestion %d of %d. %s: %s\n", i+1, len(v.set.qs), clean(q.Header, false), clean(q.Question.Question, false))
+func (v *lineView) printQuestion(i, n int, q *question) {
+	v.printf("\nQuestion %d of %d. %s: %s\n", i+1, n, clean(q.Header, false), clean(q.Question.Question, false))
 	if q.MultiSelect {
 		v.printf("Choose any: type their numbers separated by commas, or type your own answer.\n")
 	} else {
@@ -231,9 +258,9 @@ func numbers(s string) ([]int, bool) {
 }
 
 // readLine waits for the person's next line, telling the time left at one minute and
-// at ten seconds and saying when another question set comes in. It returns an
-// endedError when the set ends elsewhere, after discarding what was typed for it.
-func (v *lineView) readLine(ctx context.Context, seen *int) (string, error) {
+// at ten seconds and saying when another request comes in. It returns an endedError
+// when the request ends elsewhere, after discarding what was typed for it.
+func (v *lineView) readLine(ctx context.Context, seen *waiting) (string, error) {
 	in := v.ui.in
 	in.request()
 	for {
@@ -260,14 +287,12 @@ func (v *lineView) readLine(ctx context.Context, seen *int) (string, error) {
 				return "", r.err
 			}
 			return strings.TrimRight(r.text, "\r\n"), nil
-		case n := <-v.waiting:
+		case w := <-v.waiting:
 			stop()
-			if n > *seen {
-				v.printf("\n(Another question set came in; it waits after this one.)\n")
-			}
-			*seen = n
+			v.cameIn(*seen, w)
+			*seen = w
 		case <-alarm:
-			v.printf("\n(%s left to answer.)\n", spokenDuration(time.Until(v.set.ask.ExpiresAt)))
+			v.printf("\n(%s left to answer.)\n", spokenDuration(time.Until(v.expires)))
 		case note := <-v.ended:
 			stop()
 			in.discardTyped()
@@ -280,9 +305,9 @@ func (v *lineView) readLine(ctx context.Context, seen *int) (string, error) {
 }
 
 // nextAlarm is how long until the next announcement of the time left: at one minute
-// and at ten seconds before the question times out.
+// and at ten seconds before the request times out.
 func (v *lineView) nextAlarm() (time.Duration, bool) {
-	exp := v.set.ask.ExpiresAt
+	exp := v.expires
 	if exp.IsZero() {
 		return 0, false
 	}
@@ -293,6 +318,25 @@ func (v *lineView) nextAlarm() (time.Duration, bool) {
 		}
 	}
 	return 0, false
+}
+
+// cameIn says that a request came in while this one is shown, from the counts of what
+// waits before (old) and now (w).
+func (v *lineView) cameIn(old, w waiting) {
+	if w.sets > old.sets {
+		if v.kind == "question set" {
+			v.printf("\n(Another question set came in; it waits after this one.)\n")
+		} else {
+			v.printf("\n(A question set came in; it waits after this one.)\n")
+		}
+	}
+	if w.approvals > old.approvals {
+		if v.kind == "approval" {
+			v.printf("\n(Another approval came in; it waits after this one.)\n")
+		} else {
+			v.printf("\n(An approval came in; it waits after this one.)\n")
+		}
+	}
 }
 
 // spokenDuration says a duration in words, rounded to the second: "4 minutes 59 seconds".

@@ -20,8 +20,8 @@ type Options struct {
 	// Input is where the person's keystrokes come from. Default: os.Stdin, or the
 	// controlling terminal when stdin is not one. For the forms Input should be a
 	// terminal (an *os.File), which Run puts in raw mode while a form is shown and
-	// restores after. Run reads Input from the first question on until it returns, and
-	// drops what is typed between questions.
+	// restores after. Run reads Input from the first form on until it returns, and
+	// drops what is typed between forms.
 	Input io.Reader
 	// Output is where the forms are drawn. Default: os.Stdout.
 	Output io.Writer
@@ -29,29 +29,33 @@ type Options struct {
 	// decides the colors and capabilities used. Default: os.Environ(). Set it when the
 	// terminal is not the process's own, such as an SSH session.
 	Environ []string
-	// Accessible shows each question as plain numbered lines and reads answers a line
-	// at a time, with no redraws and no raw mode, for screen readers and dumb
-	// terminals. Questions still end when another device answers; see docs/TERMINAL.md.
+	// Accessible shows each question set and approval as plain numbered lines and reads
+	// answers and decisions a line at a time, with no redraws and no raw mode, for
+	// screen readers and dumb terminals. Requests still end when another device answers
+	// or decides; see docs/TERMINAL.md.
 	Accessible bool
 	// MaxCustomInput bounds the Other text, in characters. Default
 	// [DefaultMaxCustomInput], the host's default; set it to the host's
 	// askuser.Options.MaxCustomInput when that differs.
 	MaxCustomInput int
-	// OnEnd, when set, is called once for each question set this terminal is done
-	// with: its form has closed and its closing note is printed, or, for one that ended
-	// while it waited behind another, it has left the queue. A host that prints its own
-	// lines on the same terminal waits for it, so that they follow the note. It is
-	// called from Run's goroutine and must return quickly.
+	// OnEnd, when set, is called once for each request (question set or approval) this
+	// terminal is done with: its form has closed and its closing note is printed, or,
+	// for one that ended while it waited behind another, it has left the queue. A host
+	// that prints its own lines on the same terminal waits for it, so that they follow
+	// the note. It is called from Run's goroutine and must return quickly.
 	OnEnd func(requestID string)
+	// Quiet keeps the terminal from ringing its bell and setting its title when a
+	// request arrives.
+	Quiet bool
 }
 
-// Run makes this terminal a device of a session: it shows each question set the host
-// sends on conn, oldest first, as a form (or as plain prompts with
-// [Options.Accessible]), and sends the person's answers or decline back on conn. It
-// keeps a queue of the pending question sets, and closes the one shown, with a note,
-// when it ends elsewhere: answered on another device, timed out, cancelled. When the
-// host refuses an answer, the form opens again with the host's problems and the
-// choices made.
+// Run makes this terminal a device of a session: it shows each question set and each
+// approval the host sends on conn, oldest first, as a form (or as plain prompts with
+// [Options.Accessible]), and sends the person's answers, decline or decision back on
+// conn. It keeps a queue of the pending requests, and closes the one shown, with a
+// note, when it ends elsewhere: answered or decided on another device, timed out,
+// cancelled. When the host refuses an answer or a decision (an edit its schema does
+// not take), the form opens again with the host's problems and the choices made.
 //
 // Run returns when ctx ends (with ctx's error), when conn fails (with its error), or
 // when the terminal cannot be used. It cancels the context of a Recv in progress before
@@ -59,8 +63,8 @@ type Options struct {
 // goroutine that outlives it, except that when Input is not an *os.File terminal or
 // pipe, whose reads can be cancelled, a read in progress goes on until Input yields.
 //
-// Esc or Ctrl-C in a form declines the question set shown; in the accessible mode, the
-// person types d.
+// Esc or Ctrl-C in a form declines the question set shown, or denies the approval
+// shown without a reason; in the accessible mode, the person types d.
 func Run(ctx context.Context, conn Conn, opts *Options) error {
 	var o Options
 	if opts != nil {
@@ -79,6 +83,9 @@ func Run(ctx context.Context, conn Conn, opts *Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d := &device{conn: conn, events: make(chan askuser.Event), failed: make(chan error, 1), onEnd: o.OnEnd}
+	if !o.Quiet {
+		d.alerts, d.bellOnly = o.Output, o.Accessible
+	}
 	received := make(chan struct{})
 	go func() {
 		defer close(received)
@@ -106,47 +113,86 @@ type device struct {
 	ui     ui
 	events chan askuser.Event // from the receiver
 	failed chan error         // the receiver's end: conn failed
-	// queue holds the pending question sets in the order they came; queue[0] is shown.
-	queue []*set
+	// queue holds the pending requests, question sets and approvals, in the order they
+	// came; queue[0] is shown.
+	queue []request
 	onEnd func(requestID string) // Options.OnEnd, or nil
+	// alerts is where the bell and the title go (Options.Output), nil when Quiet;
+	// titled says the title was set and not yet restored.
+	alerts io.Writer
+	titled bool
+	// bellOnly, in the accessible mode, rings without setting the title: that mode
+	// writes no escape sequence.
+	bellOnly bool
 }
 
-// ui shows question sets: the forms, or the accessible line prompts.
+// request is one pending request of the queue: a question set (*set) or an approval
+// (*approval). Only the device loop and the one view showing it use it.
+type request interface {
+	requestID() string
+	// title says what it is about, in a line: the first question, or the tool's name.
+	title() string
+	// resolvedType is the type of the event that says it ended.
+	resolvedType() string
+	// replyEvent is the event that sends what the person did in a view.
+	replyEvent(res viewResult) (askuser.Event, error)
+	// endNote says how it ended, from its resolution and what this device had sent for
+	// it (the zero viewResult for nothing).
+	endNote(r resolution, sent viewResult) string
+	// refused keeps the host's problems with the last reply, for the view shown next,
+	// and names what was refused: "answer", "decision".
+	refused(problems []string) string
+	// noun names its kind in a note: "question", "approval".
+	noun() string
+}
+
+// ui shows requests: the forms, or the accessible line prompts.
 type ui interface {
-	// show starts showing s, with waiting other sets queued behind it, and returns at
+	// show starts showing the question set s, with w queued behind it, and returns at
 	// once. The view ends when the person replies or when it is ended.
-	show(ctx context.Context, s *set, waiting int) view
+	show(ctx context.Context, s *set, w waiting) view
+	// showApproval is show for an approval.
+	showApproval(ctx context.Context, a *approval, w waiting) view
 	// say prints one line between views.
 	say(text string)
 	// close releases what the ui holds; the loop has ended every view first.
 	close()
 }
 
-// view is one question set being shown.
+// view is one request being shown.
 type view interface {
 	// done yields the view's one result once it has ended and left the terminal.
 	done() <-chan viewResult
-	// setWaiting tells how many other sets now wait behind this one.
-	setWaiting(n int)
-	// end closes the view with a note: the question ended elsewhere.
+	// setWaiting tells what now waits behind this request.
+	setWaiting(w waiting)
+	// end closes the view with a note: the request ended elsewhere.
 	end(note string)
 }
 
-// viewResult is how a view ended: with the person's reply, or closed (reply nil), or
-// with the error that stopped it (the context's, or the terminal's).
+// viewResult is how a view ended: with the person's reply (to a question set) or
+// decision (on an approval), or closed (neither), or with the error that stopped it
+// (the context's, or the terminal's).
 type viewResult struct {
-	reply *askuser.ResultData
-	err   error
+	reply    *askuser.ResultData
+	decision *askuser.ApprovalResultData
+	err      error
 	// then, when set with a reply, ends Run once the host has had the reply: the input
 	// ended, so nothing more can be answered here.
 	then error
 }
 
-// resolution is the data of an ask_user_questions_resolved event, with the outcome kept
-// as text: a device treats any outcome, known or not, as the end of the question.
+// replied reports whether the person replied.
+func (r viewResult) replied() bool { return r.reply != nil || r.decision != nil }
+
+// resolution is the data of an ask_user_questions_resolved or tool_approval_resolved
+// event, with the outcome kept as text: a device treats any outcome, known or not, as
+// the end of the request. Reason, Grant and Arguments are an approval's.
 type resolution struct {
-	RequestID string `json:"requestId"`
-	Outcome   string `json:"outcome"`
+	RequestID string          `json:"requestId"`
+	Outcome   string          `json:"outcome"`
+	Reason    string          `json:"reason"`
+	Grant     string          `json:"grant"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // receive feeds the loop with the host's events until ctx ends or conn fails.
@@ -177,7 +223,7 @@ func (d *device) next(ctx context.Context) (askuser.Event, error) {
 	}
 }
 
-// loop shows the queue's head until the queue is empty, then waits for questions.
+// loop shows the queue's head until the queue is empty, then waits for requests.
 func (d *device) loop(ctx context.Context) error {
 	for {
 		if len(d.queue) == 0 {
@@ -194,28 +240,33 @@ func (d *device) loop(ctx context.Context) error {
 	}
 }
 
-// take handles an event that is not about the set s being shown or awaited (s may be
-// nil): a new question set joins the queue; a resolution removes its set; an error is
-// said. It reports whether the event was about s instead, leaving it to the caller.
-func (d *device) take(ev askuser.Event, s *set) (mine bool) {
+// take handles an event that is not about the request cur being shown or awaited (cur
+// may be nil): a new question set or approval joins the queue; a resolution removes its
+// request; an error is said. It reports whether the event was about cur instead,
+// leaving it to the caller.
+func (d *device) take(ev askuser.Event, cur request) (mine bool) {
 	switch ev.Type {
 	case askuser.EventAsk:
 		var a askuser.AskData
 		if json.Unmarshal(ev.Data, &a) != nil || a.RequestID == "" || len(a.Questions) == 0 {
 			return false
 		}
-		if d.find(a.RequestID) < 0 { // a device may be sent a pending set again
-			d.queue = append(d.queue, newSet(ev.SessionID, a))
+		d.enqueue(newSet(ev.SessionID, a))
+	case askuser.EventApproval:
+		var a askuser.ApprovalData
+		if json.Unmarshal(ev.Data, &a) != nil || a.RequestID == "" || a.Tool == "" || len(a.Decisions) == 0 {
+			return false
 		}
-	case askuser.EventResolved:
+		d.enqueue(newApproval(ev.SessionID, a))
+	case askuser.EventResolved, askuser.EventApprovalResolved:
 		var r resolution
 		if json.Unmarshal(ev.Data, &r) != nil {
 			return false
 		}
-		if s != nil && r.RequestID == s.ask.RequestID {
+		if cur != nil && r.RequestID == cur.requestID() && ev.Type == cur.resolvedType() {
 			return true
 		}
-		if i := d.find(r.RequestID); i >= 0 {
+		if i := d.find(r.RequestID); i >= 0 && d.queue[i].resolvedType() == ev.Type {
 			d.queue = append(d.queue[:i:i], d.queue[i+1:]...)
 			d.ended(r.RequestID)
 		}
@@ -224,47 +275,113 @@ func (d *device) take(ev askuser.Event, s *set) (mine bool) {
 		if json.Unmarshal(ev.Data, &e) != nil {
 			return false
 		}
-		if s != nil && e.RequestID == s.ask.RequestID {
+		if cur != nil && e.RequestID == cur.requestID() {
 			return true
 		}
-		if s == nil { // during a view, an error about something else is not worth a line
+		if cur == nil { // during a view, an error about something else is not worth a line
 			d.ui.say("The host refused a message: " + clean(e.Message, false))
 		}
 	}
 	return false
 }
 
+// enqueue adds r to the queue, unless it is there already: a device may be sent a
+// pending request again.
+func (d *device) enqueue(r request) {
+	if d.find(r.requestID()) < 0 {
+		d.queue = append(d.queue, r)
+		d.alert(r)
+	}
+}
+
+// alert rings the terminal's bell and sets its title, "Waiting for you: …", when r
+// arrives, so that a person in another window or tab learns of it. The title the
+// terminal had is saved first (XTWINOPS 22) and given back (23) once nothing waits. The
+// accessible mode only rings.
+func (d *device) alert(r request) {
+	if d.alerts == nil {
+		return
+	}
+	if d.bellOnly {
+		_, _ = io.WriteString(d.alerts, "\a")
+		return
+	}
+	var b strings.Builder
+	if !d.titled {
+		b.WriteString("\x1b[22;0t")
+		d.titled = true
+	}
+	b.WriteString("\x1b]0;Waiting for you: " + truncateText(r.title(), 60) + "\x07\a")
+	_, _ = io.WriteString(d.alerts, b.String())
+}
+
+// untitle gives the terminal its title back once nothing waits.
+func (d *device) untitle() {
+	if d.alerts != nil && d.titled && len(d.queue) == 0 {
+		_, _ = io.WriteString(d.alerts, "\x1b[23;0t")
+		d.titled = false
+	}
+}
+
 func (d *device) find(requestID string) int {
-	for i, s := range d.queue {
-		if s.ask.RequestID == requestID {
+	for i, r := range d.queue {
+		if r.requestID() == requestID {
 			return i
 		}
 	}
 	return -1
 }
 
-// remove takes s out of the queue.
-func (d *device) remove(s *set) {
-	if i := d.find(s.ask.RequestID); i >= 0 {
+// remove takes r out of the queue.
+func (d *device) remove(r request) {
+	if i := d.find(r.requestID()); i >= 0 {
 		d.queue = append(d.queue[:i:i], d.queue[i+1:]...)
 	}
 }
 
-// ended tells the host, through Options.OnEnd, that the terminal is done with a set.
+// waitingBehind counts the requests of the queue other than r, by kind.
+func (d *device) waitingBehind(r request) waiting {
+	var w waiting
+	for _, q := range d.queue {
+		if q == r {
+			continue
+		}
+		if _, ok := q.(*approval); ok {
+			w.approvals++
+		} else {
+			w.sets++
+		}
+	}
+	return w
+}
+
+// ended tells the host, through Options.OnEnd, that the terminal is done with a request.
 func (d *device) ended(requestID string) {
+	d.untitle()
 	if d.onEnd != nil {
 		d.onEnd(requestID)
 	}
 }
 
 // stoppedNote closes a form that Run's context ended: the terminal answers it no more.
-const stoppedNote = "Stopped: this terminal no longer answers this question."
+func stoppedNote(r request) string {
+	return "Stopped: this terminal no longer answers this " + r.noun() + "."
+}
 
-// serve shows s until the person replies or it ends elsewhere, sends the reply, and
-// waits for the host's verdict on it. It returns with s either out of the queue or
+// show starts the view of r.
+func (d *device) show(ctx context.Context, r request) view {
+	w := d.waitingBehind(r)
+	if a, ok := r.(*approval); ok {
+		return d.ui.showApproval(ctx, a, w)
+	}
+	return d.ui.show(ctx, r.(*set), w)
+}
+
+// serve shows r until the person replies or it ends elsewhere, sends the reply, and
+// waits for the host's verdict on it. It returns with r either out of the queue or
 // still at its head with the host's problems, to be shown again.
-func (d *device) serve(ctx context.Context, s *set) error {
-	v := d.ui.show(ctx, s, len(d.queue)-1)
+func (d *device) serve(ctx context.Context, r request) error {
+	v := d.show(ctx, r)
 	ended := false
 	var res viewResult
 wait:
@@ -273,21 +390,21 @@ wait:
 		case res = <-v.done():
 			break wait
 		case ev := <-d.events:
-			if !d.take(ev, s) {
-				v.setWaiting(len(d.queue) - 1)
+			if !d.take(ev, r) {
+				v.setWaiting(d.waitingBehind(r))
 				continue
 			}
-			if ev.Type == askuser.EventResolved && !ended {
-				var r resolution
-				_ = json.Unmarshal(ev.Data, &r)
+			if ev.Type == r.resolvedType() && !ended {
+				var rs resolution
+				_ = json.Unmarshal(ev.Data, &rs)
 				ended = true
-				d.remove(s)
-				v.end(endNote(r.Outcome, ""))
+				d.remove(r)
+				v.end(r.endNote(rs, viewResult{}))
 			}
 		case err := <-d.failed:
 			if ctx.Err() != nil { // Run was stopped: that ended the connection
 				<-v.done()
-				d.ui.say(stoppedNote) // under the form left on the screen
+				d.ui.say(stoppedNote(r)) // under the form left on the screen
 				return ctx.Err()
 			}
 			v.end("The connection to the host was lost.")
@@ -297,23 +414,19 @@ wait:
 	}
 	if res.err != nil {
 		if ctx.Err() != nil && !ended {
-			d.ui.say(stoppedNote) // under the form left on the screen
+			d.ui.say(stoppedNote(r)) // under the form left on the screen
 		}
 		return res.err
 	}
-	if ended || res.reply == nil {
+	if ended || !res.replied() {
 		if ended {
-			d.ended(s.ask.RequestID)
+			d.ended(r.requestID())
 		}
 		return nil
 	}
 
-	// The person replied: send it, and wait for the host to resolve the set or refuse it.
-	sent := "answer"
-	if res.reply.Declined {
-		sent = "decline"
-	}
-	ev, err := askuser.NewEvent(askuser.EventResult, s.session, *res.reply)
+	// The person replied: send it, and wait for the host to resolve r or refuse it.
+	ev, err := r.replyEvent(res)
 	if err != nil {
 		return err
 	}
@@ -325,35 +438,36 @@ wait:
 		if err != nil {
 			return err
 		}
-		if !d.take(ev, s) {
+		if !d.take(ev, r) {
 			continue
 		}
 		switch ev.Type {
-		case askuser.EventResolved:
-			var r resolution
-			_ = json.Unmarshal(ev.Data, &r)
-			d.remove(s)
-			d.ui.say(endNote(r.Outcome, sent))
-			d.ended(s.ask.RequestID)
+		case r.resolvedType():
+			var rs resolution
+			_ = json.Unmarshal(ev.Data, &rs)
+			d.remove(r)
+			d.ui.say(r.endNote(rs, res))
+			d.ended(r.requestID())
 			return res.then
 		case askuser.EventError:
 			var e askuser.ErrorData
 			_ = json.Unmarshal(ev.Data, &e)
 			if e.Code == "not_pending" {
 				// It ended elsewhere first; its resolution has come or is lost.
-				d.remove(s)
-				d.ui.say("This question had already ended on another device.")
-				d.ended(s.ask.RequestID)
+				d.remove(r)
+				d.ui.say("This " + r.noun() + " had already ended on another device.")
+				d.ended(r.requestID())
 				return res.then
 			}
-			s.problems = e.Problems
-			if len(s.problems) == 0 {
-				s.problems = []string{e.Message}
+			problems := e.Problems
+			if len(problems) == 0 {
+				problems = []string{e.Message}
 			}
-			for i, p := range s.problems {
-				s.problems[i] = clean(p, false)
+			for i, p := range problems {
+				problems[i] = clean(p, false)
 			}
-			d.ui.say("The host refused the answer: " + strings.Join(s.problems, "; "))
+			what := r.refused(problems)
+			d.ui.say("The host refused the " + what + ": " + strings.Join(problems, "; "))
 			return res.then
 		}
 	}
@@ -363,3 +477,12 @@ wait:
 // that went away): nothing more can be answered on this terminal. In the accessible
 // mode the question set shown is declined first.
 var ErrInputEnded = errors.New("tui: input ended")
+
+// truncateText cuts s to at most n characters, with "…" when it was longer.
+func truncateText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -3,12 +3,15 @@ package wshub_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/wshub"
+	"github.com/coder/websocket"
 )
 
 // TestApprovalsOverTheHub: a device that joins while approvals are pending is shown
@@ -20,7 +23,7 @@ func TestApprovalsOverTheHub(t *testing.T) {
 	e := newEnv(t, &wshub.Options{Authenticate: func(r *http.Request) (wshub.Access, error) {
 		sessions, err := authorizeQuery(r)
 		return wshub.Access{User: "user-" + r.URL.Query().Get("user"), Sessions: sessions}, err
-	}}, &askuser.Options{OnAudit: func(a askuser.Audit) { audits <- a }})
+	}}, &askuser.Options{Observer: askuser.Hooks{OnAudit: func(a askuser.Audit) { audits <- a }}})
 	s := askuser.StringSession("ops")
 	q := e.ask(s, "q1")
 	approved := make(chan askuser.ApprovalResult, 1)
@@ -78,5 +81,45 @@ func TestNewNeedsOneAuthorization(t *testing.T) {
 			}()
 			wshub.New(o)
 		}()
+	}
+}
+
+// observations records what the hub's observer is told.
+type observations struct {
+	mu   sync.Mutex
+	seen []askuser.Observation
+}
+
+func (o *observations) Begin(ctx context.Context, _ askuser.CallInfo) (context.Context, func(askuser.CallEnd)) {
+	return ctx, nil
+}
+func (o *observations) Observe(_ context.Context, x askuser.Observation) {
+	o.mu.Lock()
+	o.seen = append(o.seen, x)
+	o.mu.Unlock()
+}
+func (o *observations) Carrier(context.Context) map[string]string { return nil }
+
+// TestHubObserver: the hub tells the observer of each connection that joins and leaves,
+// and of each event it refuses, with its code.
+func TestHubObserver(t *testing.T) {
+	obs := &observations{}
+	e := newEnv(t, &wshub.Options{Observer: obs}, nil)
+	dv := e.dial("obs")
+	dv.sendRaw(`{"type":"ask_user_questions_result","data":{"requestId":"nope","answers":[]}}`)
+	expectError(t, dv.next(askuser.EventError), "not_pending", "nope")
+	dv.sendRaw(`not json`)
+	expectError(t, dv.next(askuser.EventError), "malformed_event", "")
+	dv.ws.Close(websocket.StatusNormalClosure, "")
+	e.waitDisconnect()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	var got []string
+	for _, x := range obs.seen {
+		got = append(got, fmt.Sprint(x.What, " ", x.Code))
+	}
+	want := []string{fmt.Sprint(askuser.ObservedConnect, " "), fmt.Sprint(askuser.ObservedRefusal, " not_pending"), fmt.Sprint(askuser.ObservedRefusal, " malformed_event"), fmt.Sprint(askuser.ObservedDisconnect, " ")}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("observed %v, want %v", got, want)
 	}
 }

@@ -3,8 +3,10 @@ package wshub
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -24,6 +26,9 @@ type Conn struct {
 	raw      net.Conn // nil only if the hijack went unseen; see hijackRecorder
 	sessions []askuser.SessionID
 	user     string // the principal, from Options.Authenticate; set before the first read
+	// only, for a link's connection, is the one request it is for; via is "link" then.
+	// Both are set before the connection joins.
+	only, via string
 
 	// What waits to be written, oldest first: replay, the questions pending when the
 	// connection joined, each encoded only when its turn comes; then queue[head:], the
@@ -41,6 +46,9 @@ type Conn struct {
 	// replay or the queue) and not yet their resolution, so that it is never given one
 	// twice. Guarded by hub.mu.
 	asked map[askKey]struct{}
+	// hidden says the device's page is hidden ([askuser.EventVisibility]). Guarded by
+	// hub.mu.
+	hidden bool
 
 	// limit is the inbound rate limit, charged for messages, pings and costly refusals.
 	limit bucket
@@ -474,6 +482,17 @@ func (c *Conn) handle(msg []byte) bool {
 		c.refuse(c.defaultSession(), "", err)
 		return false
 	}
+	if ev.Type == askuser.EventVisibility { // the connection's, whatever its sessions
+		var v struct {
+			Visible *bool `json:"visible"`
+		}
+		if json.Unmarshal(ev.Data, &v) != nil || v.Visible == nil {
+			c.refuse(c.defaultSession(), "", fmt.Errorf(`%w: %s data: want {"visible": true|false}`, askuser.ErrMalformedEvent, askuser.EventVisibility))
+			return false
+		}
+		c.hub.setVisible(c, *v.Visible)
+		return true
+	}
 	// The request id only labels a refusal, and finding it decodes the data again: it is
 	// looked up only for one.
 	session, err := c.authorize(ev.SessionID)
@@ -485,8 +504,12 @@ func (c *Conn) handle(msg []byte) bool {
 		c.refuse(s, ev.RequestID(), err)
 		return false
 	}
-	ev.SessionID, ev.User = session, c.user
+	ev.SessionID, ev.User, ev.Via = session, c.user, c.via
 	h := c.hub
+	if c.only != "" && !c.mayAct(ev) {
+		c.refuse(session, ev.RequestID(), fmt.Errorf("%w: this link is for request %q alone", askuser.ErrForbidden, truncate(c.only)))
+		return false
+	}
 	if ev.Type != askuser.EventResult && ev.Type != askuser.EventApprovalResult && h.opts.OnEvent != nil {
 		err = h.opts.OnEvent(c.ctx, c, ev)
 	} else {
@@ -504,9 +527,31 @@ func (c *Conn) handle(msg []byte) bool {
 	return true
 }
 
+// mayAct reports whether a link's connection may send ev: an answer or a decision of its
+// one request.
+func (c *Conn) mayAct(ev askuser.Event) bool {
+	return (ev.Type == askuser.EventResult || ev.Type == askuser.EventApprovalResult) && ev.RequestID() == c.only
+}
+
 func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
-	if b, mErr := askuser.ErrorEvent(session, requestID, err).Encode(); mErr == nil {
-		c.enqueue(b)
+	ev := askuser.ErrorEvent(session, requestID, err)
+	defer func() { // after it is observed: a device that has its refusal finds it counted
+		if b, mErr := ev.Encode(); mErr == nil {
+			c.enqueue(b)
+		}
+	}()
+	h := c.hub
+	if h.opts.Observer == nil && h.opts.Logger == nil {
+		return
+	}
+	var data askuser.ErrorData
+	_ = json.Unmarshal(ev.Data, &data)
+	if h.opts.Observer != nil {
+		h.opts.Observer.Observe(c.ctx, askuser.Observation{What: askuser.ObservedRefusal, Session: session, RequestID: data.RequestID, Code: data.Code, Err: err})
+	}
+	if h.opts.Logger != nil {
+		h.opts.Logger.LogAttrs(c.ctx, slog.LevelWarn, "wshub: device event refused", slog.String("askuser.refusal.code", data.Code),
+			slog.String("askuser.session", session.String()), slog.String("askuser.request.id", data.RequestID), slog.String("error", err.Error()))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/notify"
 	"github.com/coder/websocket"
 )
 
@@ -108,6 +110,21 @@ type Options struct {
 	// than QueueSize events wait at once.
 	OnConnect func(c *Conn)
 
+	// Links, when set, checks the tokens of answer and action links: the pages of
+	// [Hub.LinkHandler] and the connections they open. Use the same Links as the
+	// notifier that makes them (package notify).
+	Links *notify.Links
+
+	// Observer, when set, is told of each connection that joins and leaves
+	// (ObservedConnect, ObservedDisconnect) and of each event the hub refuses to a
+	// device, with its code (ObservedRefusal): the hub's part of what an
+	// askuser.Observer sees. Give it the dispatcher's.
+	Observer askuser.Observer
+
+	// Logger, when set, logs connections at debug level and refused device events at
+	// warn level, with the code (askuser.refusal.code).
+	Logger *slog.Logger
+
 	// OnDisconnect, when set, is called once a connection has gone and left its sessions,
 	// with the reason it ended, for logging: the peer's close (see
 	// [websocket.CloseStatus]), a read error, or why the hub dropped it (a full queue, a
@@ -135,6 +152,9 @@ type Hub struct {
 	in       askuser.Inbound
 	sessions map[askuser.SessionID]map[*Conn]struct{}
 	closed   bool
+	// seen is, for a session with no visible connection now, when it last had one: the
+	// memory behind WatchedSince.
+	seen map[askuser.SessionID]time.Time
 	// wg counts the requests being served, from before Authorize until each connection
 	// has fully ended, so that Close can wait for them.
 	wg sync.WaitGroup
@@ -188,6 +208,12 @@ func (h *Hub) Bind(in askuser.Inbound) {
 // [Options.Authorize] (403 when refused), upgrades it, and serves the connection until it
 // ends; it returns only then. It answers 503 before [Hub.Bind] and after [Hub.Close].
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.serveConn(w, r, h.authorize, "")
+}
+
+// serveConn serves one connection authorized by authorize; only, when set, scopes it to
+// that one request of its session (an answer link's page).
+func (h *Hub) serveConn(w http.ResponseWriter, r *http.Request, authorize func(*http.Request) (Access, error), only string) {
 	h.mu.Lock()
 	ready := h.in != nil && !h.closed
 	if ready {
@@ -203,7 +229,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, http.StatusText(http.StatusForbidden), http.StatusForbidden)
 		return
 	}
-	access, err := h.authorize(r)
+	access, err := authorize(r)
 	sessions := access.Sessions
 	if err != nil || len(sessions) == 0 {
 		// The reason stays on the server: it may say more than the caller should learn.
@@ -220,7 +246,10 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(h.opts.ReadLimit)
 	c = newConn(h, ws, hw.conn, dedupe(sessions))
-	c.user = access.User
+	c.user, c.only = access.User, only
+	if only != "" {
+		c.via = "link"
+	}
 	if !h.join(c) {
 		c.requestClose(websocket.StatusGoingAway, "server shutting down")
 		c.closeHandshake()
@@ -324,12 +353,16 @@ func (h *Hub) join(c *Conn) bool {
 	var replay []pendingAsk
 	for _, s := range c.sessions {
 		for _, a := range h.in.Pending(s) {
-			replay = append(replay, pendingAsk{session: s, ask: a})
-			c.asked[askKey{s, a.RequestID}] = struct{}{}
+			if c.only == "" || c.only == a.RequestID {
+				replay = append(replay, pendingAsk{session: s, ask: a})
+				c.asked[askKey{s, a.RequestID}] = struct{}{}
+			}
 		}
 		for _, a := range h.in.PendingApprovals(s) {
-			replay = append(replay, pendingAsk{session: s, approval: &a})
-			c.asked[askKey{s, a.RequestID}] = struct{}{}
+			if c.only == "" || c.only == a.RequestID {
+				replay = append(replay, pendingAsk{session: s, approval: &a})
+				c.asked[askKey{s, a.RequestID}] = struct{}{}
+			}
 		}
 	}
 	if replay != nil {
@@ -338,7 +371,22 @@ func (h *Hub) join(c *Conn) bool {
 		c.qmu.Unlock()
 		c.signal()
 	}
+	h.observeConn(c, askuser.ObservedConnect)
 	return true
+}
+
+// observeConn tells the observer and the logger that c joined or left.
+func (h *Hub) observeConn(c *Conn, what askuser.What) {
+	if h.opts.Observer != nil {
+		h.opts.Observer.Observe(c.ctx, askuser.Observation{What: what})
+	}
+	if h.opts.Logger != nil {
+		msg := "wshub: device connected"
+		if what == askuser.ObservedDisconnect {
+			msg = "wshub: device disconnected"
+		}
+		h.opts.Logger.LogAttrs(c.ctx, slog.LevelDebug, msg, slog.Int("askuser.sessions", len(c.sessions)), slog.String("askuser.via", c.via))
+	}
 }
 
 // leave removes c from its sessions and tells the Inbound, outside the lock, of each
@@ -346,6 +394,9 @@ func (h *Hub) join(c *Conn) bool {
 func (h *Hub) leave(c *Conn) {
 	var gone []askuser.SessionID
 	h.mu.Lock()
+	if !c.hidden {
+		h.sawLocked(c)
+	}
 	for _, s := range c.sessions {
 		m := h.sessions[s]
 		if _, ok := m[c]; !ok {
@@ -359,6 +410,7 @@ func (h *Hub) leave(c *Conn) {
 	}
 	in := h.in
 	h.mu.Unlock()
+	h.observeConn(c, askuser.ObservedDisconnect)
 	for _, s := range gone {
 		in.Disconnected(s)
 	}
@@ -388,6 +440,9 @@ func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
 		return askuser.ErrTransportClosed
 	}
 	for c := range h.sessions[ev.SessionID] {
+		if c.only != "" && (!tracked || key.id != c.only) {
+			continue // a link's connection: its request's events alone
+		}
 		switch {
 		case !tracked:
 		case resolved:
@@ -402,6 +457,58 @@ func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
 	}
 	h.mu.Unlock()
 	return nil
+}
+
+// setVisible records whether c's page is visible to its person (a device's
+// [askuser.EventVisibility]).
+func (h *Hub) setVisible(c *Conn, visible bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c.hidden == !visible {
+		return
+	}
+	if !visible {
+		h.sawLocked(c)
+	}
+	c.hidden = !visible
+}
+
+// sawLocked notes that c's sessions were seen until now. h.mu is held.
+func (h *Hub) sawLocked(c *Conn) {
+	if h.seen == nil {
+		h.seen = make(map[askuser.SessionID]time.Time)
+	}
+	now := time.Now()
+	if len(h.seen) > maxSeen { // forget the sessions seen long ago
+		for s, t := range h.seen {
+			if now.Sub(t) > time.Hour {
+				delete(h.seen, s)
+			}
+		}
+	}
+	for _, s := range c.sessions {
+		h.seen[s] = now
+	}
+}
+
+// maxSeen is how many sessions the hub remembers the last visible moment of before it
+// forgets those older than an hour.
+const maxSeen = 10000
+
+// WatchedSince reports whether a connection of the session has been visible to its
+// person since t: one is connected now whose page is not hidden, or one was until a
+// moment after t. It implements [askuser.Attention]. A connection that never says it is
+// hidden ([askuser.EventVisibility]) counts as visible.
+func (h *Hub) WatchedSince(session askuser.SessionID, t time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.sessions[session] {
+		if !c.hidden && !c.over() {
+			return true
+		}
+	}
+	last, ok := h.seen[session]
+	return ok && last.After(t)
 }
 
 // Connected reports whether the session has a live connection; it implements

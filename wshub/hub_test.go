@@ -379,7 +379,7 @@ func TestFirstAnswerWins(t *testing.T) {
 
 func TestLateDeviceIsShownPending(t *testing.T) {
 	asked := make(chan askuser.Asked, 1)
-	e := newEnv(t, nil, &askuser.Options{OnAsk: func(a askuser.Asked) { asked <- a }})
+	e := newEnv(t, nil, &askuser.Options{Observer: askuser.Hooks{OnAsk: func(a askuser.Asked) { asked <- a }}})
 	s := askuser.StringSession("chat-9")
 	res := e.ask(s, "req-late")
 	<-asked // sent while no device was connected
@@ -467,7 +467,7 @@ func TestSessionIDTypeMatters(t *testing.T) {
 
 func TestSeveralSessionsOnOneConnection(t *testing.T) {
 	asked := make(chan askuser.Asked, 2)
-	e := newEnv(t, nil, &askuser.Options{OnAsk: func(a askuser.Asked) { asked <- a }})
+	e := newEnv(t, nil, &askuser.Options{Observer: askuser.Hooks{OnAsk: func(a askuser.Asked) { asked <- a }}})
 	s1, s2 := askuser.IntSession(1), askuser.IntSession(2)
 	res1 := e.ask(s1, "req-1")
 	<-asked
@@ -945,6 +945,7 @@ func TestPanelHandler(t *testing.T) {
 	for _, f := range []struct{ path, ctype string }{
 		{"/askuser/panel.js", "text/javascript; charset=utf-8"},
 		{"/askuser/panel.css", "text/css; charset=utf-8"},
+		{"/askuser/approvals.css", "text/css; charset=utf-8"},
 	} {
 		rec := get("GET", f.path)
 		if rec.Code != http.StatusOK || rec.Body.Len() == 0 {

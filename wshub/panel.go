@@ -36,7 +36,16 @@ var panelParts = []string{
 	"countdown.js",
 	"notes.js",
 	"keys.js",
+	"approvaltext.js",
+	"jsontext.js",
+	"jsonview.js",
+	"schemacheck.js",
+	"approvalstate.js",
+	"approvalforms.js",
+	"approvalcard.js",
+	"approvals.js",
 	"panel.js",
+	"attention.js",
 	"connect.js",
 }
 

@@ -158,3 +158,60 @@ func TestPanelParts(t *testing.T) {
 		}
 	}
 }
+
+// TestPanelCSSImportsServedFiles: the stylesheets panel.css imports (the approval
+// stack's) are files beside it that the handler serves, relative to it, so that a page
+// that loads panel.css gets them whatever prefix it mounts the panel under.
+func TestPanelCSSImportsServedFiles(t *testing.T) {
+	css, err := fs.ReadFile(panelFiles, "panel/panel.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	imports := regexp.MustCompile(`@import url\("([^"]+)"\);`).FindAllStringSubmatch(string(css), -1)
+	if len(imports) == 0 {
+		t.Fatal("panel.css imports nothing; the approval stack's rules are in approvals.css")
+	}
+	for _, m := range imports {
+		if strings.Contains(m[1], "/") {
+			t.Errorf("panel.css imports %q: not a file beside it", m[1])
+			continue
+		}
+		rec := httptest.NewRecorder()
+		PanelHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/"+m[1], nil))
+		if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/css; charset=utf-8" {
+			t.Errorf("panel.css imports %s, served %d %q", m[1], rec.Code, rec.Header().Get("Content-Type"))
+		}
+	}
+	// An @import counts only before every rule.
+	if before, _, _ := strings.Cut(string(css), "@import"); strings.Contains(regexp.MustCompile(`(?s)/\*.*?\*/`).ReplaceAllString(before, ""), "{") {
+		t.Error("panel.css has a rule before its @import, which the browser would then ignore")
+	}
+}
+
+// TestPanelTextsInBothLanguages: the strings tables of the panel, the question panel's
+// and the approval stack's, have the same texts in English and in Chinese, so that no
+// text falls back to nothing in one of them.
+func TestPanelTextsInBothLanguages(t *testing.T) {
+	key := regexp.MustCompile(`(?m)^    ([A-Za-z]+):`)
+	for _, c := range []struct{ part, en, zh string }{
+		{"text.js", "\n  en: {\n", "\n  zh: {\n"},
+		{"approvaltext.js", "\n  add(tables.en, {\n", "\n  add(tables.zh, {\n"},
+	} {
+		_, src, _ := strings.Cut(partFile(t, c.part), c.en)
+		en, zh, ok := strings.Cut(src, c.zh)
+		if !ok {
+			t.Fatalf("%s: no English and Chinese tables (%q, %q)", c.part, c.en, c.zh)
+		}
+		keys := func(s string) []string {
+			var out []string
+			for _, m := range key.FindAllStringSubmatch(s, -1) {
+				out = append(out, m[1])
+			}
+			slices.Sort(out)
+			return out
+		}
+		if e, z := keys(en), keys(zh); !slices.Equal(e, z) || len(e) < 10 {
+			t.Errorf("%s: English has %q\nChinese has %q", c.part, e, z)
+		}
+	}
+}

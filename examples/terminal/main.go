@@ -1,6 +1,7 @@
 // Command terminal is a scripted agent (no model needed) whose questions the person
 // answers in this terminal or in a browser, whichever comes first: the terminal is one
-// device of the session and each browser tab another.
+// device of the session and each browser tab another. Its last step calls a tool of the
+// host's, delete_branch, that waits for the person's approval.
 //
 //	cd examples/terminal && go run .
 //	go run ./examples/terminal -accessible     # plain prompts for screen readers
@@ -8,7 +9,7 @@
 // It serves the askuser WebSocket hub, the browser panel and a small page on a local
 // port and prints the page's address; the terminal device connects to that same hub
 // over a real WebSocket. Every connection acts for session 1: it is an example, not a
-// deployment. After the last question it prints the tool results and exits.
+// deployment. After each call it prints the tool result, and after the last it exits.
 package main
 
 import (
@@ -35,7 +36,7 @@ var page embed.FS
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "address to serve the browser panel on (port 0 picks a free one)")
-	timeout := flag.Duration("timeout", 5*time.Minute, "how long each question waits for an answer")
+	timeout := flag.Duration("timeout", 5*time.Minute, "how long each question or approval waits for the person")
 	accessible := flag.Bool("accessible", os.Getenv("ACCESSIBLE") != "", "plain line prompts for screen readers (also set by ACCESSIBLE=1)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -54,7 +55,7 @@ func run(ctx context.Context, addr string, timeout time.Duration, accessible boo
 	hub := wshub.New(&wshub.Options{Authorize: func(*http.Request) ([]askuser.SessionID, error) {
 		return []askuser.SessionID{session}, nil // anyone: an example, not a deployment
 	}})
-	d := askuser.New(hub, &askuser.Options{Timeout: timeout})
+	d := askuser.New(hub, &askuser.Options{Timeout: timeout, Policy: policy})
 	hub.Bind(d)
 
 	files, _ := fs.Sub(page, "page")
@@ -123,22 +124,34 @@ func run(ctx context.Context, addr string, timeout time.Duration, accessible boo
 		}
 	}
 
-	// The agent: each call blocks until a device answers, declines, or time runs out.
+	// The agent: each call blocks until a device answers, declines or decides, or time
+	// runs out.
 	for i, step := range script {
 		fmt.Printf("\nagent: %s\n", step.say)
 		id := fmt.Sprintf("call_%d", i+1)
-		res := d.Dispatch(ctx, askuser.ToolCall{
-			Session:   session,
-			ID:        id,
-			Name:      askuser.ToolName,
-			Arguments: json.RawMessage(step.arguments),
-		})
+		call := askuser.ToolCall{Session: session, ID: id, Name: askuser.ToolName, Arguments: json.RawMessage(step.arguments)}
+		var outcome askuser.Outcome
+		var content string
+		if step.tool == "" {
+			res := d.Dispatch(ctx, call)
+			outcome, content = res.Outcome, res.Content
+		} else {
+			// The host's own tool: it runs only once the person approves, with the
+			// arguments as approved (the model's, or the person's edit).
+			call.Name = step.tool
+			r := d.Approve(ctx, call)
+			out := ""
+			if r.Allowed() {
+				out = deleteBranch(r.Arguments)
+			}
+			outcome, content = r.Outcome, r.Content(out)
+		}
 		settled(id)
 		if ctx.Err() != nil {
-			fmt.Println("\nagent: stopped; the question was cancelled.")
+			fmt.Println("\nagent: stopped; the request was cancelled.")
 			return nil
 		}
-		fmt.Printf("tool result (%s): %s\n", res.Outcome, res.Content)
+		fmt.Printf("tool result (%s): %s\n", outcome, content)
 	}
 	fmt.Println("\nagent: that is all; thank you.")
 	return nil

@@ -19,8 +19,8 @@ import (
 )
 
 // TestExampleOnATerminal runs the example as a person would, on a pseudo-terminal:
-// it serves the page, shows each question in the terminal, takes the answers typed
-// there, prints the tool results and exits.
+// it serves the page, shows each question and the approval in the terminal, takes the
+// answers and the decision typed there, prints the tool results and exits.
 func TestExampleOnATerminal(t *testing.T) {
 	ex := startExample(t)
 	wait, press := ex.wait, ex.press
@@ -48,11 +48,15 @@ func TestExampleOnATerminal(t *testing.T) {
 	wait("Which checks should CI run?")
 	press(" ", "\r")
 	wait("How should we name the service?")
-	press("\x1b") // decline the last set
+	press("\x1b") // decline the set
+	wait("Tool: delete_branch")
+	wait(`"name": "feature/old-login"`)
+	press("\r") // approve
 	wait("that is all")
-	ex.exit("after its last question")
+	ex.exit("after its last call")
 	out := ex.output()
-	for _, want := range []string{`"selectedLabels":["React"]`, `"selectedLabels":["Dark mode"]`, `(declined): {"error": "User declined to answer"}`} {
+	for _, want := range []string{`"selectedLabels":["React"]`, `"selectedLabels":["Dark mode"]`, `(declined): {"error": "User declined to answer"}`,
+		`tool result (approved): {"deleted":"feature/old-login"}`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %s", want)
 		}
@@ -60,7 +64,8 @@ func TestExampleOnATerminal(t *testing.T) {
 	// Each closing note comes before the agent's next line.
 	for _, pair := range [][2]string{
 		{"Answered.", "agent: Which features"},
-		{"Declined.", "agent: that is all"},
+		{"Declined.", "agent: Last, I clean up"},
+		{"Approved.", "agent: that is all"},
 	} {
 		note, next := strings.Index(out, pair[0]), strings.Index(out, pair[1])
 		if note < 0 || next < 0 || note > next {

@@ -1,9 +1,16 @@
 // Command web is the askuser demo: a chat page where a scripted agent asks its questions
-// through a real askuser.Dispatcher, a WebSocket hub (wshub) carries them to every open
-// tab of the session, and the browser panel (wshub/panel) shows them.
+// through a real askuser.Dispatcher, and calls host tools that its askuser.Policy gates
+// (delete_branch waits for the person's approval); a WebSocket hub (wshub) carries both
+// to every open tab of the session, and the browser panel (wshub/panel) shows them.
 //
 //	go run ./examples/web                 # then open http://127.0.0.1:8080/
 //	go run ./examples/web -addr 127.0.0.1:0 -timeout 1m
+//	go run ./examples/web -notify-webhook http://127.0.0.1:9999/hook -notify-after 5s
+//
+// With -notify-webhook, a request that waits unseen for -notify-after is posted there,
+// signed, with its answer link (and an approval's action links), each logged to stderr
+// (docs/NOTIFY.md). The metrics are served at /metrics, in Prometheus's text format
+// (docs/OBSERVABILITY.md).
 //
 // It prints "listening on http://HOST:PORT/" once it accepts connections. The page
 // explains its commands (/help). It lets anyone act for any session named in the URL:
@@ -26,6 +33,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/examples/internal/demo"
+	"github.com/askuser-go/askuser/examples/internal/metrics"
 )
 
 // The page: index.html here, the script and styles shared with the other demos.
@@ -35,26 +43,36 @@ var page embed.FS
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
-	timeout := flag.Duration("timeout", askuser.DefaultTimeout, "how long each question waits for an answer")
+	timeout := flag.Duration("timeout", askuser.DefaultTimeout, "how long each question or approval waits for the person")
 	csp := flag.Bool("csp", true, "serve the page with a strict Content-Security-Policy")
-	verbose := flag.Bool("v", false, "log connections")
+	verbose := flag.Bool("v", false, "log connections, requests and decisions to stderr")
+	var nf demo.NotifyFlags
+	nf.Register(flag.CommandLine)
 	flag.Parse()
-	if err := run(*addr, *timeout, *csp, *verbose); err != nil {
+	if err := run(*addr, *timeout, *csp, *verbose, &nf); err != nil {
 		fmt.Fprintln(os.Stderr, "web:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr string, timeout time.Duration, csp, verbose bool) error {
+func run(addr string, timeout time.Duration, csp, verbose bool, nf *demo.NotifyFlags) error {
 	var logger *slog.Logger
 	if verbose {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	srv, err := demo.New(&demo.Options{Page: demo.PageWith(page), Timeout: timeout, NoCSP: !csp, Logger: logger})
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	obs, metricsHandler, err := metrics.New()
+	if err != nil {
+		return err
+	}
+	opts := &demo.Options{Page: demo.PageWith(page), Timeout: timeout, NoCSP: !csp, Logger: logger, Observer: obs, Metrics: metricsHandler}
+	if err := nf.Apply(opts, ln.Addr().String(), os.Stderr); err != nil {
+		return err
+	}
+	srv, err := demo.New(opts)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func init() {
 
 // Question is the info of an [InterruptTool]'s interrupt: what the session's devices
 // were asked, and its request id, by which a host can tell when it is answered (the
-// dispatcher's [askuser.Options.OnEnd] names it).
+// dispatcher's [askuser.Observer] is told of its end, under that id).
 type Question struct {
 	RequestID string
 	Questions []askuser.Question

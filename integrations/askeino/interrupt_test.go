@@ -151,7 +151,7 @@ func TestResumeWithData(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dev := newDevices()
 			var ended []askuser.Ended
-			d := askuser.New(dev, &askuser.Options{OnEnd: func(e askuser.Ended) { ended = append(ended, e) }})
+			d := askuser.New(dev, &askuser.Options{Observer: askuser.Hooks{OnEnd: func(e askuser.Ended) { ended = append(ended, e) }}})
 			defer d.Close()
 			m := &scriptedModel{callID: "call_1", args: frameworkArgs}
 			r := agentGraph(t, m, &memoryStore{}, askeino.NewInterruptTool(d, nil))

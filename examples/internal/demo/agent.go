@@ -28,6 +28,7 @@ const (
 // asker is what the agent needs of an [askuser.Dispatcher].
 type asker interface {
 	Dispatch(ctx context.Context, call askuser.ToolCall) askuser.Result
+	Approve(ctx context.Context, call askuser.ToolCall) askuser.ApprovalResult
 	Waiting(session askuser.SessionID) bool
 	CancelSession(session askuser.SessionID) int
 }
@@ -270,11 +271,8 @@ func (a *agent) run(ctx context.Context, text string) {
 		if s.say != "" {
 			a.say(s.say)
 		}
-		res, args := a.call(ctx, s.arguments)
-		note, goOn := a.react(res, args)
-		if note != "" {
-			notes = append(notes, note)
-		}
+		stepNotes, goOn := a.turn(ctx, append([]step{s}, s.with...))
+		notes = append(notes, stepNotes...)
 		if !goOn {
 			return
 		}
@@ -284,19 +282,75 @@ func (a *agent) run(ctx context.Context, text string) {
 	}
 }
 
-// call makes one ask_user_questions call through the dispatcher, publishing the call
-// and its result as a transcript would show them.
-func (a *agent) call(ctx context.Context, arguments json.RawMessage) (askuser.Result, *askuser.Request) {
+// publishCall publishes a tool call as a transcript shows it, with the arguments as the
+// "model" wrote them (a string when they are not JSON), and returns its id.
+func (a *agent) publishCall(name string, arguments json.RawMessage) string {
 	id := a.newCallID()
 	var shown any = arguments
 	if !json.Valid(arguments) {
-		shown = string(arguments) // what the "model" wrote, even when it is not JSON
+		shown = string(arguments)
 	}
 	a.publish(EventToolCall, map[string]any{
 		"requestId": id,
-		"name":      askuser.ToolName,
+		"name":      name,
 		"arguments": shown,
 	})
+	return id
+}
+
+// turn makes a step's calls together, as a model's parallel tool calls of one turn:
+// every call is published first, then they are made at once, and the agent reads their
+// results in order once all have come. It returns the notes for the plan, and whether
+// the run goes on.
+func (a *agent) turn(ctx context.Context, calls []step) (notes []string, goOn bool) {
+	ids := make([]string, len(calls))
+	for i, c := range calls {
+		name := c.tool
+		if name == "" {
+			name = askuser.ToolName
+		}
+		ids[i] = a.publishCall(name, c.arguments)
+	}
+	type reading struct {
+		say, note string
+		goOn      bool
+	}
+	readings := make([]reading, len(calls))
+	read := func(i int) {
+		r := &readings[i]
+		if calls[i].tool == "" {
+			r.say, r.note, r.goOn = a.ask(ctx, ids[i], calls[i].arguments)
+		} else {
+			r.say, r.note, r.goOn = a.callTool(ctx, ids[i], calls[i].tool, calls[i].arguments)
+		}
+	}
+	if len(calls) == 1 {
+		read(0)
+	} else {
+		var wg sync.WaitGroup
+		for i := range calls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				read(i)
+			}()
+		}
+		wg.Wait()
+	}
+	goOn = true
+	for _, r := range readings {
+		a.say(r.say)
+		if r.note != "" {
+			notes = append(notes, r.note)
+		}
+		goOn = goOn && r.goOn
+	}
+	return notes, goOn
+}
+
+// ask makes the ask_user_questions call id through the dispatcher, publishing its
+// result as a transcript would show it, and returns the agent's reading of it.
+func (a *agent) ask(ctx context.Context, id string, arguments json.RawMessage) (say, note string, goOn bool) {
 	_, queued := a.status()
 	a.publishStatus("waiting", queued)
 	res := a.tools.Dispatch(ctx, askuser.ToolCall{
@@ -312,22 +366,44 @@ func (a *agent) call(ctx context.Context, arguments json.RawMessage) (askuser.Re
 		"isError":   res.IsError(),
 		"summary":   res.Summary("en"),
 	})
-	_, queued = a.status()
-	a.publishStatus("running", queued)
+	a.publishStatus(a.status())
 	req, _ := askuser.ParseArguments(arguments)
-	return res, req
+	return reaction(res, req)
 }
 
-// react is the scripted agent's reading of a tool result: a note for the final plan, and
-// whether to go on.
-func (a *agent) react(res askuser.Result, req *askuser.Request) (string, bool) {
-	say, note, goOn := reaction(res, req)
-	a.say(say)
-	return note, goOn
+// callTool makes the call id of a host tool: through the gate of the dispatcher's
+// policy ([askuser.Dispatcher.Approve]), and, when it may run, the tool itself with the
+// arguments it may run with. It publishes the result the model reads, and returns the
+// agent's reading of it. The dispatcher tells the devices when the call waits for the
+// person (see Server's transport).
+func (a *agent) callTool(ctx context.Context, id, name string, arguments json.RawMessage) (say, note string, goOn bool) {
+	r := a.tools.Approve(ctx, askuser.ToolCall{Session: a.session, ID: id, Name: name, Arguments: arguments})
+	content, failed := r.Content(""), false
+	if r.Allowed() {
+		var out string
+		out, failed = runTool(name, r.Arguments)
+		content = r.Content(out)
+	}
+	data := map[string]any{
+		"requestId": id,
+		"content":   content,
+		"outcome":   r.Outcome.String(),
+		"isError":   r.IsError() || failed,
+		"summary":   toolSummary(r, failed),
+	}
+	if r.Rule != "" {
+		data["rule"] = r.Rule
+	}
+	if r.Grant != nil && r.Decision.Decision == "" {
+		data["grant"] = r.Grant.Covers
+	}
+	a.publish(EventToolResult, data)
+	a.publishStatus(a.status())
+	return toolReaction(name, r, failed)
 }
 
-// reaction is react without the saying: what the agent says, the note for its plan, and
-// whether it goes on.
+// reaction is the scripted agent's reading of a question's tool result: what it says,
+// the note for its plan, and whether it goes on.
 func reaction(res askuser.Result, req *askuser.Request) (say, note string, goOn bool) {
 	switch res.Outcome {
 	case askuser.Answered:

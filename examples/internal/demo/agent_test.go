@@ -25,7 +25,7 @@ type rig struct {
 func newRig(t *testing.T, timeout time.Duration) *rig {
 	t.Helper()
 	tr := askusertest.NewTransport()
-	d := askuser.New(tr, &askuser.Options{Timeout: timeout})
+	d := askuser.New(tr, &askuser.Options{Timeout: timeout, Policy: toolPolicy()})
 	tr.Bind(d)
 	session := askuser.IntSession(7)
 	dev := tr.Connect(session)
@@ -204,8 +204,23 @@ func TestTourAsksEveryKindAndReportsExactResults(t *testing.T) {
 	if res["summary"] != "Answered 3 questions" {
 		t.Fatalf("summary = %v", res["summary"])
 	}
+
+	// 5: list_files, which a rule allows: it runs without asking.
+	if res = r.result(t); res["content"] != fileListing || res["outcome"] != "approved" || res["rule"] != toolListFiles || res["isError"] != false {
+		t.Fatalf("list_files result = %v", res)
+	}
+	// 6: delete_branch waits for the person's approval, and runs when approved.
+	ap := r.approval(t)
+	if ap.Tool != toolDeleteBranch || string(ap.Arguments) != `{"name":"feature/old-login"}` || ap.RequestID != "call_6" {
+		t.Fatalf("approval = %+v", ap)
+	}
+	r.decide(t, askuser.ApprovalResultData{RequestID: ap.RequestID, Decision: askuser.DecisionApprove, Digest: ap.Digest})
+	if res = r.result(t); res["content"] != `{"deleted":"feature/old-login"}` || res["outcome"] != "approved" || res["isError"] != false {
+		t.Fatalf("delete_branch result = %v", res)
+	}
+	r.nextSaying(t, "You approved delete_branch; it ran.")
 	plan := r.nextSaying(t, "Here is the plan")
-	for _, sub := range []string{"Framework → React", `Features → Dark mode, Offline mode, Other: "Audit log"`, `Layout → Other: "Something else"`, "Database → SQLite", "Testing → Unit tests, End-to-end tests", "Deploy → Single VM"} {
+	for _, sub := range []string{"Framework → React", `Features → Dark mode, Offline mode, Other: "Audit log"`, `Layout → Other: "Something else"`, "Database → SQLite", "Testing → Unit tests, End-to-end tests", "Deploy → Single VM", "delete_branch → approved, ran"} {
 		if !strings.Contains(plan, sub) {
 			t.Errorf("plan %q lacks %q", plan, sub)
 		}
@@ -430,14 +445,14 @@ func TestPlanFor(t *testing.T) {
 		header string // of the first step's first question
 		outro  bool
 	}{
-		{"hello", 4, "Framework", true},
+		{"hello", 6, "Framework", true},
 		{"/single", 1, "Framework", false},
 		{"/multi", 1, "Features", false},
 		{"/preview", 1, "Layout", false},
 		{"/several", 1, "Database", false},
 		{"  /preview  ", 1, "Layout", false},
 		{"/help", 0, "", false},
-		{"/asking questions", 4, "Framework", true},
+		{"/asking questions", 6, "Framework", true},
 	} {
 		p := planFor(tc.text)
 		if len(p.steps) != tc.steps || p.outro != tc.outro {
@@ -460,6 +475,9 @@ func TestPlanFor(t *testing.T) {
 		t.Errorf("planFor(/ask on two lines) = %+v", p)
 	}
 	for _, s := range tour {
+		if s.tool != "" {
+			continue
+		}
 		if _, err := askuser.ParseArguments(s.arguments); err != nil {
 			t.Errorf("tour step %q: %v", s.say, err)
 		}

@@ -6,11 +6,12 @@ import (
 	"io/fs"
 )
 
-//go:embed page/app.js page/app.css
+//go:embed page/app.js page/app.css page/tools.js
 var assets embed.FS
 
 // PageWith returns the demo page's files: the script (app.js) and styles (app.css) that
-// every demo shares, under own, which holds the demo's index.html (and may replace any
+// every demo shares, and tools.js, the cards of host tool calls for a page that has them
+// (examples/web), under own, which holds the demo's index.html (and may replace any
 // shared file by one of the same name).
 func PageWith(own fs.FS) fs.FS {
 	shared, err := fs.Sub(assets, "page")

@@ -18,19 +18,29 @@ type Plan struct {
 }
 
 // Step is one ask_user_questions call: what the agent says first (may be empty), and the
-// arguments it emits, as a model would.
+// arguments it emits, as a model would. The web demo's calls of its host tools, which its
+// policy gates (the tour's list_files and delete_branch, and /tool), are not steps of a
+// Plan: a demo without that policy has no host tools to call.
 type Step struct {
 	Say       string
 	Arguments json.RawMessage
 }
 
-// PlanFor returns the plan for a person's message. It is deterministic: a run resumed
-// with the same message makes the same calls.
+// PlanFor returns the plan for a person's message: its ask_user_questions calls. It is
+// deterministic: a run resumed with the same message makes the same calls.
 func PlanFor(text string) Plan {
 	p := planFor(text)
 	out := Plan{Intro: p.intro, Outro: p.outro}
+	dropped := false
 	for _, s := range p.steps {
+		if s.tool != "" {
+			dropped = true
+			continue
+		}
 		out.Steps = append(out.Steps, Step{Say: s.say, Arguments: s.arguments})
+	}
+	if dropped && len(out.Steps) == 0 {
+		out.Intro = "This demo has no host tools to call; examples/web has them."
 	}
 	return out
 }

@@ -4,28 +4,36 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode"
 
 	"github.com/askuser-go/askuser"
 )
 
-// A step is one ask_user_questions call of the scripted agent: what it says first, and
-// the arguments it "emits" as a model would.
+// A step is one tool call of the scripted agent: what it says first, and the arguments
+// it "emits" as a model would: of ask_user_questions, or, when tool is set, of that host
+// tool (which the policy gates). The calls of with are made together with it, as a
+// model's parallel tool calls.
 type step struct {
 	say       string
+	tool      string
 	arguments json.RawMessage
+	with      []step
 }
 
 // Commands a person can type instead of an ordinary message.
 const (
-	cmdAsk     = "/ask"
-	cmdSingle  = "/single"
-	cmdMulti   = "/multi"
-	cmdPreview = "/preview"
-	cmdSeveral = "/several"
-	cmdHelp    = "/help"
+	cmdAsk      = "/ask"
+	cmdSingle   = "/single"
+	cmdMulti    = "/multi"
+	cmdPreview  = "/preview"
+	cmdSeveral  = "/several"
+	cmdTool     = "/tool"
+	cmdParallel = "/parallel"
+	cmdHelp     = "/help"
 )
 
-const helpText = `Send any message to start the tour: four questions, asked the way a model would ask them.
+const helpText = `Send any message to start the tour: four questions, asked the way a model would ask them, then
+a look at the repository and a branch to delete, which waits for your approval.
 Commands:
   /single    only the single-select question
   /multi     only the multi-select question
@@ -33,6 +41,13 @@ Commands:
   /several   only the set of several questions in one call
   /ask JSON  call ask_user_questions with exactly these arguments, e.g.
              /ask {"questions":[{"question":"Tea or coffee?","header":"Drink","multiSelect":false,"options":[{"label":"Tea","description":"Hot leaves"},{"label":"Coffee","description":"Hot beans"}]}]}
+  /tool NAME JSON
+             call the host tool NAME with exactly these arguments, through the policy:
+             list_files runs without asking, delete_branch waits for your approval,
+             drop_database is never allowed, and any other name is asked about. E.g.
+             /tool delete_branch {"name":"feature/old-login"}
+  /parallel  the single-select question and a call of delete_branch at once, as a model's
+             parallel tool calls: the question above, the approval below it
   /help      this text
 Messages sent while the agent waits for an answer are queued and read after the run. Cancel stops the run.`
 
@@ -131,7 +146,13 @@ var (
 	stepPreview = step{say: "Now the layout; each option has a sketch.", arguments: mustArguments(previewQuestion)}
 	stepSeveral = step{say: "A few last details, all at once.", arguments: mustArguments(severalQuestions...)}
 
-	tour = []step{stepSingle, stepMulti, stepPreview, stepSeveral}
+	stepListFiles    = step{say: "Now let me look at the repository.", tool: toolListFiles, arguments: json.RawMessage(`{}`)}
+	stepDeleteBranch = step{say: "feature/old-login is merged into main. May I delete it?", tool: toolDeleteBranch, arguments: json.RawMessage(`{"name":"feature/old-login"}`)}
+
+	stepParallel = step{say: "Two things at once: a question, and a branch to delete.", arguments: stepSingle.arguments,
+		with: []step{{tool: toolDeleteBranch, arguments: stepDeleteBranch.arguments}}}
+
+	tour = []step{stepSingle, stepMulti, stepPreview, stepSeveral, stepListFiles, stepDeleteBranch}
 )
 
 // plan is what a run will do for a message: say something, then make its calls.
@@ -155,6 +176,10 @@ func planFor(text string) plan {
 			intro: "Asking exactly what you wrote.",
 			steps: []step{{arguments: json.RawMessage(strings.TrimSpace(text[len(cmdAsk):]))}},
 		}
+	case cmdTool:
+		return toolPlan(strings.TrimSpace(text[len(cmdTool):]))
+	case cmdParallel:
+		return plan{steps: []step{stepParallel}}
 	case cmdSingle:
 		return plan{steps: []step{stepSingle}}
 	case cmdMulti:
@@ -167,8 +192,25 @@ func planFor(text string) plan {
 		return plan{intro: helpText}
 	}
 	return plan{
-		intro: "Before I set up the new module, I need a few decisions from you.",
+		intro: "Before I set up the new module, I need a few decisions from you, and then your approval to tidy up a branch.",
 		steps: tour,
 		outro: true,
 	}
+}
+
+// toolPlan is the plan of "/tool NAME JSON": one call of the host tool NAME with the rest
+// of the message, verbatim, as its arguments. NAME ask_user_questions asks them.
+func toolPlan(rest string) plan {
+	name, arguments := rest, ""
+	if i := strings.IndexFunc(rest, unicode.IsSpace); i >= 0 {
+		name, arguments = rest[:i], strings.TrimSpace(rest[i:])
+	}
+	if name == "" {
+		return plan{intro: "Usage: /tool NAME JSON, for example /tool list_files {}"}
+	}
+	s := step{tool: name, arguments: json.RawMessage(arguments)}
+	if name == askuser.ToolName {
+		s.tool = ""
+	}
+	return plan{intro: "Calling " + name + " with exactly what you wrote.", steps: []step{s}}
 }

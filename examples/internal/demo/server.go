@@ -1,6 +1,8 @@
 // Package demo is the server of the web demo (examples/web): a page with a transcript and
 // a message box, the question panel, the WebSocket hub, and per session a scripted agent
-// that asks its questions through a real [askuser.Dispatcher].
+// that asks its questions through a real [askuser.Dispatcher] and calls host tools gated
+// by its [askuser.Policy] (list_files runs, delete_branch waits for the person's
+// approval, drop_database never runs).
 //
 // It is internal: hosts copy what they need from it (see docs/WEB.md) rather than import it.
 package demo
@@ -14,10 +16,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/notify"
 	"github.com/askuser-go/askuser/wshub"
 )
 
@@ -31,10 +35,13 @@ const (
 	EventCancel = "cancel"
 	// EventAgentMessage is the agent's text: data {"text", "seq"}.
 	EventAgentMessage = "agent_message"
-	// EventToolCall is a tool call of the agent: data {"requestId", "name", "arguments", "seq"}.
+	// EventToolCall is a tool call of the agent, of ask_user_questions or of a host tool:
+	// data {"requestId", "name", "arguments", "seq"}.
 	EventToolCall = "tool_call"
 	// EventToolResult is its result: data {"requestId", "content", "outcome", "isError",
-	// "summary", "seq"}, where content is exactly what the model reads.
+	// "summary", "seq"}, where content is exactly what the model reads. A host tool's
+	// also has "rule", the rule that decided without asking, and "grant", what the grant
+	// that let it run without asking covers, when there was one.
 	EventToolResult = "tool_result"
 	// EventStatus is the agent's state: data {"state": "idle"|"running"|"waiting",
 	// "queued", "seq"}.
@@ -55,7 +62,7 @@ const maxSessionIDLength = 128
 type Options struct {
 	// Page holds the demo page: index.html at its root and the files it loads.
 	Page fs.FS
-	// Timeout is how long each question waits for the person. Default
+	// Timeout is how long each question or approval waits for the person. Default
 	// [askuser.DefaultTimeout].
 	Timeout time.Duration
 	// NoCSP turns off the Content-Security-Policy header the page is served with. The
@@ -65,8 +72,21 @@ type Options struct {
 	// MaxSessions bounds the sessions whose agent and history are kept; beyond it, the
 	// idle session used least recently is forgotten. Default [DefaultMaxSessions].
 	MaxSessions int
-	// Logger receives connection and error logs. Default: none.
+	// Logger receives the demo's connection and error logs, and the dispatcher's and the
+	// hub's (each request's life, decisions, refusals). Default: none.
 	Logger *slog.Logger
+	// Notifier, NotifyAfter and Links reach a person who is not looking (docs/NOTIFY.md):
+	// the dispatcher's notifier and its delay, and the links it sends, whose pages are
+	// served under /askuser/links/ (Links.BaseURL must end so). Default: none.
+	Notifier    askuser.Notifier
+	NotifyAfter time.Duration
+	Links       *notify.Links
+	// Observer is told of the dispatcher's and the hub's calls, requests and devices
+	// (package askotel has one). Default: none.
+	Observer askuser.Observer
+	// Metrics, when set, is served at /metrics (an OpenTelemetry Prometheus exporter's
+	// handler, say).
+	Metrics http.Handler
 }
 
 // ContentSecurityPolicy is the policy the demo page is served with: scripts, styles and
@@ -128,13 +148,27 @@ func New(opts *Options) (*Server, error) {
 		OnEvent:      s.onEvent,
 		OnConnect:    s.onConnect,
 		OnDisconnect: s.onDisconnect,
+		Links:        o.Links,
+		Observer:     o.Observer,
+		Logger:       o.Logger,
 	})
-	s.d = askuser.New(s.hub, &askuser.Options{Timeout: o.Timeout})
+	s.d = askuser.New(transport{s.hub, s.approvalSent}, &askuser.Options{
+		Timeout: o.Timeout, Policy: toolPolicy(),
+		Notifier: o.Notifier, NotifyAfter: o.NotifyAfter, Observer: o.Observer, Logger: o.Logger,
+	})
 	s.hub.Bind(s.d)
 
 	s.mux = http.NewServeMux()
 	s.mux.Handle("GET /ws", s.hub)
 	s.mux.Handle("GET /askuser/", http.StripPrefix("/askuser/", wshub.PanelHandler()))
+	if o.Links != nil {
+		links := http.StripPrefix("/askuser/links", s.hub.LinkHandler())
+		s.mux.Handle("GET /askuser/links/", links)
+		s.mux.Handle("POST /askuser/links/", links)
+	}
+	if o.Metrics != nil {
+		s.mux.Handle("GET /metrics", o.Metrics)
+	}
 	s.mux.HandleFunc("GET /{$}", s.serveIndex)
 	s.mux.Handle("GET /", http.FileServerFS(o.Page))
 	return s, nil
@@ -160,7 +194,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
-	if !s.opts.NoCSP {
+	if !s.opts.NoCSP && !strings.HasPrefix(r.URL.Path, "/askuser/links/") { // the link pages set their own
 		h.Set("Content-Security-Policy", ContentSecurityPolicy)
 	}
 	s.mux.ServeHTTP(w, r)
@@ -242,7 +276,36 @@ func (s *Server) evictLocked() {
 	}
 	if found {
 		delete(s.agents, oldest)
+		// And what the person allowed always in it, which would outlive it otherwise.
+		grants, _ := s.d.Grants(context.Background(), oldest)
+		for _, g := range grants {
+			_, _ = s.d.RevokeGrant(context.Background(), oldest, g.ID)
+		}
 	}
+}
+
+// transport is the dispatcher's: the hub, which also tells, through sent, of every
+// approval it has sent to a session's devices.
+type transport struct {
+	*wshub.Hub
+	sent func(askuser.SessionID)
+}
+
+func (t transport) Send(ctx context.Context, ev askuser.Event) error {
+	err := t.Hub.Send(ctx, ev)
+	if err == nil && ev.Type == askuser.EventApproval {
+		t.sent(ev.SessionID)
+	}
+	return err
+}
+
+// approvalSent tells the session's devices that the agent waits for the person, when one
+// of its host tool calls waits for their approval; before a question, the agent says so
+// itself.
+func (s *Server) approvalSent(session askuser.SessionID) {
+	ag := s.agent(session)
+	_, queued := ag.status()
+	ag.publishStatus("waiting", queued)
 }
 
 // onConnect replays the session's history to the device that connected; the hub has

@@ -16,11 +16,14 @@ function wsURL(url) {
 
 /**
  * connect opens a WebSocket to options.url (relative URLs are resolved against the page,
- * http becomes ws) and renders the session's questions into options.container.
+ * http becomes ws) and renders the session's questions, and its approvals below them,
+ * into options.container.
  *
  * Options: url, container (both required); lang ("en", "zh"); strings (overrides of the
  * panel's texts); maxCustomInput; autoFocus; drafts; shortcuts; minDelay and maxDelay, in
- * milliseconds, of the reconnect backoff (default 500 and 30000). docs/WEB.md has each.
+ * milliseconds, of the reconnect backoff (default 500 and 30000); attention (false: no
+ * title count, "Notify me" or visibility reports); notifyContainer (where "Notify me"
+ * goes; default the end of container). docs/WEB.md has each.
  *
  * Returns a client:
  *   send(obj)       sends obj (JSON-encoded unless a string); false when not connected.
@@ -29,6 +32,7 @@ function wsURL(url) {
  *                   function that removes fn.
  *   connected()     whether the socket is open.
  *   requestIds()    the requestIds of the panels shown, oldest first.
+ *   approvalIds()   the requestIds of the approvals shown, oldest first.
  *   setAnswers(id, answers)  what a question set's answers were, for its note.
  *   reconnect()     reconnects now instead of waiting for the backoff.
  *   close()         closes the socket for good and removes the panels.
@@ -86,6 +90,25 @@ function connect(options) {
     send: send,
     connected: false
   });
+  var attention = opts.attention === false ? null : createAttention({
+    container: opts.notifyContainer || opts.container,
+    S: stringsFor(panel.lang, opts.strings),
+    send: send,
+    pending: function () { return panel.requestIds().length + panel.approvalIds().length; },
+    focus: function (id) {
+      var nodes = opts.container.querySelectorAll("[data-request-id]");
+      for (var i = 0; i < nodes.length; i++) {
+        if (nodes[i].getAttribute("data-request-id") === id) {
+          var target = nodes[i].querySelector("button:not([hidden]), input, textarea") || nodes[i];
+          if (nodes[i].scrollIntoView) {
+            nodes[i].scrollIntoView({block: "center"});
+          }
+          target.focus();
+          return;
+        }
+      }
+    }
+  });
 
   function schedule() {
     if (closed || retry) {
@@ -120,6 +143,9 @@ function connect(options) {
       isOpen = true;
       attempt = 0;
       panel.setConnected(true);
+      if (attention) {
+        attention.opened();
+      }
       emit("open", {});
     };
     sock.onmessage = function (m) {
@@ -140,6 +166,15 @@ function connect(options) {
       } catch (e) {
         if (root.console) {
           root.console.error("AskUser: could not show a " + ev.type + " event:", e);
+        }
+      }
+      if (attention) {
+        if (ev.type === EVENT_ASK || ev.type === EVENT_APPROVAL) {
+          attention.arrived(ev);
+        } else if (ev.type === EVENT_RESOLVED || ev.type === EVENT_APPROVAL_RESOLVED) {
+          attention.ended(str(ev.data && ev.data.requestId));
+        } else {
+          attention.changed();
         }
       }
       emit(ev.type, ev.data, ev);
@@ -202,6 +237,7 @@ function connect(options) {
     },
     connected: function () { return isOpen; },
     requestIds: panel.requestIds,
+    approvalIds: panel.approvalIds,
     setAnswers: panel.setAnswers,
     lang: panel.lang,
     reconnect: reconnect,
@@ -221,6 +257,9 @@ function connect(options) {
         sock.close(1000, "closed by the page");
       }
       panel.destroy();
+      if (attention) {
+        attention.destroy();
+      }
     }
   };
 }

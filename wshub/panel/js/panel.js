@@ -1,7 +1,8 @@
-// createPanel: the sets of a session, kept in step with the events.
+// createPanel: the sets and approvals of a session, kept in step with the events.
 //
-// Every pending question set of a session, kept in step with the events it is given. It
-// ties the parts before it together and sends answers through options.send.
+// Every pending question set of a session, and below them its pending approvals, kept in
+// step with the events it is given. It ties the parts before it together and sends
+// answers and decisions through options.send.
 //
 // Exports: createPanel.
 
@@ -17,8 +18,9 @@ var REPLY_TIMEOUT_MS = 20000;
  * it could not.
  *
  * Returns {handle(event), setConnected(bool), setAnswers(requestId, answers),
- * requestIds(), lang, clear(), destroy()}; handle takes a parsed event envelope (best
- * parsed with AskUser.parse) and returns true when it was one of the panel's.
+ * requestIds(), approvalIds(), lang, clear(), destroy()}; handle takes a parsed event
+ * envelope (best parsed with AskUser.parse) and returns true when it was one of the
+ * panel's.
  */
 function createPanel(options) {
   var opts = options || {};
@@ -51,13 +53,35 @@ function createPanel(options) {
   var sets = new Map(); // requestId -> entry, oldest first
   var connected = opts.connected === undefined ? true : !!opts.connected;
   var destroyed = false;
-  var countdown = createCountdown(function () { return Array.from(sets.values()); }, S,
-    typeof opts.now === "function" ? opts.now : function () { return Date.now(); }, say);
+  var now = typeof opts.now === "function" ? opts.now : function () { return Date.now(); };
+  var countdown = createCountdown(function () { return Array.from(sets.values()); }, S, now, say);
   var notes = createNotes(listEl, S, say, focusFrom);
+  // The approvals stack below the question sets (§4.6 of the design: questions above).
+  var approvals = createApprovals(rootEl, listEl.nextSibling, {
+    S: S,
+    send: function (ev) { return send(ev); },
+    say: say,
+    now: now,
+    autoFocus: opts.autoFocus,
+    drafts: drafts,
+    connected: connected,
+    replyTimeout: REPLY_TIMEOUT_MS,
+    focusQuestions: function () {
+      var first = sets.values().next().value;
+      if (first) {
+        focusSet(first);
+      }
+      return !!first;
+    }
+  });
+
+  function updateBanner() {
+    banner.hidden = connected || (sets.size === 0 && approvals.ids().length === 0);
+  }
 
   function refresh(entry) {
     entry.view.update(connected);
-    banner.hidden = connected || sets.size === 0;
+    updateBanner();
   }
 
   // focusFrom keeps keyboard users in the list when what had the focus goes: node (the
@@ -84,7 +108,7 @@ function createPanel(options) {
     // By default only when nothing else has the focus: never from a field the person may
     // be typing in.
     var a = document.activeElement;
-    return !a || a === document.body || a === document.documentElement || rootEl.contains(a);
+    return !a || a === document.body || a === document.documentElement || (rootEl.contains(a) && !approvals.owns(a));
   }
 
   // ---- answering ----------------------------------------------------------------------
@@ -249,7 +273,7 @@ function createPanel(options) {
     if (hadFocus) {
       focusFrom(note || next);
     }
-    banner.hidden = connected || sets.size === 0;
+    updateBanner();
     countdown.tick();
   }
 
@@ -313,8 +337,14 @@ function createPanel(options) {
         }
         return true;
       case EVENT_ERROR:
-        errorFor(ev.data);
+        if (!approvals.error(ev.data)) {
+          errorFor(ev.data);
+        }
         return true;
+    }
+    if (approvals.handle(ev)) {
+      updateBanner();
+      return true;
     }
     return false;
   }
@@ -332,7 +362,8 @@ function createPanel(options) {
       }
       refresh(entry);
     });
-    banner.hidden = connected || sets.size === 0;
+    approvals.setConnected(on);
+    updateBanner();
   }
 
   function clear() {
@@ -344,6 +375,7 @@ function createPanel(options) {
     });
     sets.clear();
     notes.clear();
+    approvals.clear();
     banner.hidden = true;
     countdown.tick();
   }
@@ -352,6 +384,7 @@ function createPanel(options) {
     clear();
     destroyed = true;
     countdown.stop();
+    approvals.destroy();
     unbindKeys();
     if (rootEl.parentNode) {
       rootEl.parentNode.removeChild(rootEl);
@@ -367,6 +400,7 @@ function createPanel(options) {
       }
     },
     requestIds: function () { return Array.from(sets.keys()); },
+    approvalIds: approvals.ids,
     lang: lang,
     clear: clear,
     destroy: destroy

@@ -155,10 +155,16 @@ function merge(base, over) {
   return out;
 }
 
+// stringsFor returns the texts of lang with overrides; a table of texts (resolved, say)
+// is merged key by key, so that an override of one of its texts keeps the others.
 function stringsFor(lang, overrides) {
   var base = STRINGS[lang] || STRINGS.en;
   var S = merge(base, overrides);
-  S.resolved = merge(base.resolved, overrides && overrides.resolved);
+  for (var k in base) {
+    if (Object.prototype.hasOwnProperty.call(base, k) && base[k] && typeof base[k] === "object") {
+      S[k] = merge(base[k], overrides && overrides[k]);
+    }
+  }
   return S;
 }
 

@@ -142,7 +142,8 @@ function scanTopLevel(text, name) {
 /**
  * parseEvent parses one message of the hub. A numeric top-level sessionId keeps its exact
  * JSON text as ev.rawSessionId (not enumerable); ev.sessionId is the usual JavaScript
- * value. Throws like JSON.parse on bad JSON.
+ * value. An approval's arguments keep theirs as ev.data.rawArguments. Throws like
+ * JSON.parse on bad JSON.
  */
 function parseEvent(text) {
   var holders = [];
@@ -164,6 +165,15 @@ function parseEvent(text) {
     }
     if (raw !== null && JSON_NUMBER.test(raw)) {
       Object.defineProperty(ev, "rawSessionId", {value: raw, enumerable: false, configurable: true});
+    }
+  }
+  // The arguments of an approval are shown as the server wrote them (numbers beyond 2^53
+  // included): their text is kept as data.rawArguments (not enumerable).
+  if (ev && (ev.type === "tool_approval" || ev.type === "tool_approval_resolved") && ev.data && typeof ev.data === "object") {
+    var data = scanTopLevel(text, "data");
+    var args = data === null ? null : scanTopLevel(data, "arguments");
+    if (args !== null) {
+      Object.defineProperty(ev.data, "rawArguments", {value: args, enumerable: false, configurable: true});
     }
   }
   return ev;

@@ -1,6 +1,7 @@
 /*
  * askuser question panel: shows an agent's ask_user_questions in a browser and sends the
- * person's answer back over a WebSocket.
+ * person's answer back over a WebSocket; below the questions, the approval stack of the
+ * host's tool calls that wait for the person (tool_approval), and their decisions.
  *
  * One script tag, no build step, no dependency, nothing fetched from elsewhere:
  *
@@ -20,9 +21,10 @@
  *
  * @parts
  *
- * Everything the model wrote (questions, headers, labels, descriptions, previews) is put in
- * the page as text: elements are made with createElement and filled with textContent, never
- * innerHTML, so no model content can run script or load anything.
+ * Everything the model wrote (questions, headers, labels, descriptions, previews, a tool
+ * call's arguments) is put in the page as text: elements are made with createElement and
+ * filled with textContent, never innerHTML, so no model content can run script or load
+ * anything.
  */
 (function (root) {
   "use strict";
@@ -30,7 +32,7 @@
   // @code
 
   root.AskUser = {
-    version: "2",
+    version: "3",
     connect: connect,
     createPanel: createPanel,
     markdown: markdown,

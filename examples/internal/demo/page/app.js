@@ -15,7 +15,7 @@
         "this same URL in a second tab to see two devices: answer in one and the other clears.",
       transcript: "Transcript",
       empty: "Send any message to start: the agent will ask you a few questions on this page, and your answers go back to it.",
-      questions: "Questions from the agent",
+      questions: "Questions and approvals from the agent",
       messageLabel: "Message to the agent",
       placeholder: "Send any message to start the tour, or /help for the commands. Enter sends, Shift+Enter makes a new line.",
       send: "Send",
@@ -24,7 +24,8 @@
       connected: "Connected",
       disconnected: "Disconnected",
       reconnecting: function (s) { return "Reconnecting in " + s + "s\u2026"; },
-      states: {idle: "Agent idle", running: "Agent working\u2026", waiting: "Agent waiting for your answer"},
+      states: {idle: "Agent idle", running: "Agent working\u2026", waiting: "Agent waiting for your answer",
+        approval: "Agent waiting for your approval"},
       queuedCount: function (n) { return " \u00b7 " + n + " queued"; },
       you: "You",
       agent: "Agent",
@@ -32,6 +33,8 @@
       page: "Page",
       queued: "queued until the agent is free",
       waitingForAnswer: "waiting for your answer\u2026",
+      running: "running\u2026",
+      waitingForApproval: "waiting for your approval\u2026",
       input: "Input",
       output: "Output",
       notSent: "Not connected; the message was not sent.",
@@ -61,7 +64,7 @@
         "\u5728\u7b2c\u4e8c\u4e2a\u6807\u7b7e\u9875\u4e2d\u6253\u5f00\u540c\u4e00\u4e2a URL\uff0c\u5c31\u662f\u4e24\u53f0\u8bbe\u5907\uff1a\u5728\u4e00\u4e2a\u91cc\u56de\u7b54\uff0c\u53e6\u4e00\u4e2a\u5c31\u4f1a\u6e05\u9664\u3002",
       transcript: "\u5bf9\u8bdd\u8bb0\u5f55",
       empty: "\u53d1\u9001\u4efb\u610f\u6d88\u606f\u5373\u53ef\u5f00\u59cb\uff1aAgent \u4f1a\u5728\u672c\u9875\u5411\u4f60\u63d0\u51e0\u4e2a\u95ee\u9898\uff0c\u4f60\u7684\u56de\u7b54\u4f1a\u53d1\u56de\u7ed9\u5b83\u3002",
-      questions: "Agent \u7684\u95ee\u9898",
+      questions: "Agent \u7684\u95ee\u9898\u548c\u6279\u51c6\u8bf7\u6c42",
       messageLabel: "\u53d1\u7ed9 Agent \u7684\u6d88\u606f",
       placeholder: "\u53d1\u9001\u4efb\u610f\u6d88\u606f\u5f00\u59cb\u6f14\u793a\uff0c\u6216\u8f93\u5165 /help \u67e5\u770b\u547d\u4ee4\u3002Enter \u53d1\u9001\uff0cShift+Enter \u6362\u884c\u3002",
       send: "\u53d1\u9001",
@@ -70,7 +73,8 @@
       connected: "\u5df2\u8fde\u63a5",
       disconnected: "\u5df2\u65ad\u5f00",
       reconnecting: function (s) { return s + " \u79d2\u540e\u91cd\u8fde\u2026"; },
-      states: {idle: "Agent \u7a7a\u95f2", running: "Agent \u5de5\u4f5c\u4e2d\u2026", waiting: "Agent \u5728\u7b49\u4f60\u56de\u7b54"},
+      states: {idle: "Agent \u7a7a\u95f2", running: "Agent \u5de5\u4f5c\u4e2d\u2026", waiting: "Agent \u5728\u7b49\u4f60\u56de\u7b54",
+        approval: "Agent \u5728\u7b49\u4f60\u6279\u51c6"},
       queuedCount: function (n) { return " \u00b7 \u6392\u961f " + n + " \u6761"; },
       you: "\u4f60",
       agent: "Agent",
@@ -78,6 +82,8 @@
       page: "\u9875\u9762",
       queued: "\u6392\u961f\u4e2d\uff0cAgent \u7a7a\u95f2\u540e\u8bfb\u53d6",
       waitingForAnswer: "\u7b49\u5f85\u4f60\u7684\u56de\u7b54\u2026",
+      running: "\u8fd0\u884c\u4e2d\u2026",
+      waitingForApproval: "\u7b49\u5f85\u4f60\u7684\u6279\u51c6\u2026",
       input: "\u8f93\u5165",
       output: "\u8f93\u51fa",
       notSent: "\u672a\u8fde\u63a5\uff0c\u6d88\u606f\u6ca1\u6709\u53d1\u51fa\u3002",
@@ -149,6 +155,7 @@
   var ask = AskUser.connect({
     url: "/ws?session=" + encodeURIComponent(raw),
     container: questions,
+    notifyContainer: document.getElementById("notify"),
     lang: lang
   });
   demo.client = ask;
@@ -279,12 +286,13 @@
   }
 
   function toolCard(requestId, name) {
-    var li = el("li", "entry tool");
+    var host = name !== "ask_user_questions";
+    var li = el("li", "entry tool" + (host ? " host-tool" : ""));
     li.setAttribute("data-tool-call-id", requestId);
     var details = el("details");
     var summary = el("summary");
-    summary.appendChild(el("span", "tool-name", name || "tool"));
-    var state = el("span", "tool-state", T.waitingForAnswer);
+    summary.appendChild(modelText("span", "tool-name", name || "tool"));
+    var state = el("span", "tool-state", !host ? T.waitingForAnswer : ask.approvalIds().indexOf(requestId) >= 0 ? T.waitingForApproval : T.running);
     state.setAttribute("data-testid", "tool-summary");
     summary.appendChild(state);
     details.appendChild(summary);
@@ -295,7 +303,7 @@
     var output = el("pre", "json", "\u2026");
     details.appendChild(output);
     li.appendChild(details);
-    var card = {li: li, state: state, input: input, output: output, questions: []};
+    var card = {li: li, state: state, input: input, output: output, questions: [], host: host, done: false};
     toolCards.set(requestId, card);
     append(li);
     return card;
@@ -308,6 +316,10 @@
       node.removeChild(node.firstChild);
     }
     var result = parse(d.content) || {};
+    if (card.host && window.demoTools) {
+      window.demoTools.summarize(lang, node, d, result, modelText);
+      return;
+    }
     if (d.outcome === "answered" && Array.isArray(result.answers)) {
       node.appendChild(document.createTextNode(T.answered(result.answers.length) + T.colon));
       var headers = {};
@@ -357,6 +369,7 @@
     },
     tool_result: function (d) {
       var card = toolCards.get(String(d.requestId)) || toolCard(String(d.requestId), "ask_user_questions");
+      card.done = true;
       card.output.textContent = String(d.content);
       summarize(card.state, d, card);
       card.li.classList.toggle("is-error", !!d.isError);
@@ -368,14 +381,27 @@
       }
     },
     status: function (d) {
-      var text = T.states[d.state] || String(d.state);
-      if (d.queued > 0) {
-        text += T.queuedCount(d.queued);
-      }
-      agentState.setAttribute("data-state", String(d.state));
-      agentState.textContent = text;
+      lastStatus = d;
+      showState();
     }
   };
+
+  // showState shows the agent's last state; waiting, with no question shown but an
+  // approval, it waits for the approval. It is shown again as those come and go.
+  var lastStatus = {state: "idle", queued: 0};
+  function showState() {
+    var d = lastStatus;
+    var approval = d.state === "waiting" && ask.approvalIds().length > 0 && ask.requestIds().length === 0;
+    var text = approval ? T.states.approval : T.states[d.state] || String(d.state);
+    if (d.queued > 0) {
+      text += T.queuedCount(d.queued);
+    }
+    agentState.setAttribute("data-state", String(d.state));
+    agentState.textContent = text;
+  }
+  ["ask_user_questions", "ask_user_questions_resolved", "tool_approval", "tool_approval_resolved"].forEach(function (type) {
+    ask.on(type, showState);
+  });
 
   function show(ev) {
     var d = ev && ev.data;
@@ -405,6 +431,15 @@
     empty.hidden = transcript.firstElementChild !== null;
     follow = true;
     toBottom();
+  });
+
+  // A host tool call that waits for the person's approval says so on its card. (The
+  // pending approvals come before the history when a device connects.)
+  ask.on("tool_approval", function (data) {
+    var card = toolCards.get(String(data && data.requestId));
+    if (card && card.host && !card.done) {
+      card.state.textContent = T.waitingForApproval;
+    }
   });
 
   // Refusals that name no question are about the page's own messages.

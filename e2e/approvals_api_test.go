@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"testing"
+)
+
+// TestApprovalPanelAPI drives the approval stack of a panel alone, fed events by the
+// test: what it sends for each decision (numbers of an edit kept exact), the ids it
+// shows, the note each way an approval can end leaves, and a decision that lost the race
+// to another device's, in both orders the events can come.
+func TestApprovalPanelAPI(t *testing.T) {
+	tb := newTab(t)
+	tb.open(env.main, newSession())
+	got := eval[map[string]string](tb, `(() => {
+		const box = document.createElement("div");
+		document.body.appendChild(box);
+		const sent = [];
+		const panel = AskUser.createPanel({container: box, autoFocus: false, drafts: false, lang: "en",
+			send: (ev) => { sent.push(AskUser.stringify(ev)); return true; }});
+		const approval = (id, extra) => AskUser.parse(JSON.stringify({type: "tool_approval", sessionId: 7, data: Object.assign({requestId: id,
+			tool: "delete_branch", arguments: {name: "x"}, decisions: ["approve", "deny", "edit", "always"], digest: "d-" + id,
+			argumentsSchema: {type: "object", properties: {name: {type: "string"}, n: {type: "integer"}}}}, extra || {})}));
+		const end = (id, outcome, extra) => panel.handle(AskUser.parse(JSON.stringify({type: "tool_approval_resolved", sessionId: 7,
+			data: Object.assign({requestId: id, outcome}, extra || {})})));
+		const refuse = (id, code) => panel.handle({type: "ask_user_questions_error", sessionId: 7, data: {requestId: id, code, message: "no"}});
+		const card = (id) => box.querySelector('[data-testid="approval"][data-request-id="' + id + '"]');
+		const click = (id, testid) => card(id).querySelector('[data-testid="' + testid + '"]').click();
+		const note = (id) => { const n = box.querySelector('[data-testid="approval-ended"][data-request-id="' + id + '"]'); return n ? n.textContent : "(none)"; };
+		const out = {};
+		out.handled = [panel.handle(approval("a1")), panel.handle(approval("a2")), panel.handle(approval("a1")), panel.handle({type: "other", data: {}})].join(",");
+		out.ids = panel.approvalIds().join(",") + "|" + panel.requestIds().join(",");
+		out.cards = String(box.querySelectorAll('[data-testid="approval"]').length);
+
+		click("a1", "approve");
+		out.approve = sent.pop();
+		out.sending = card("a1").dataset.state;
+		end("a1", "approved");
+		out.own = note("a1");
+
+		click("a2", "edit");
+		const ed = card("a2").querySelector('[data-testid="edit-input"]');
+		ed.value = '{"name": "y", "n": 12345678901234567890}';
+		ed.dispatchEvent(new Event("input", {bubbles: true}));
+		click("a2", "edit-confirm");
+		out.edit = sent.pop();
+		// Another device was first: the refusal, then how it ended.
+		refuse("a2", "not_pending");
+		out.gone = card("a2").querySelector('[data-testid="approval-error"]').textContent;
+		end("a2", "denied", {reason: "no way"});
+		out.lostFirst = note("a2");
+
+		// How it ended, then the refusal of this device's decision.
+		panel.handle(approval("a3"));
+		click("a3", "always");
+		out.always = sent.pop();
+		end("a3", "approved", {grant: "every call"});
+		out.ownAlways = note("a3");
+		refuse("a3", "not_pending");
+		out.lostAfter = note("a3");
+
+		const ends = {timed_out: {}, cancelled: {}, shutdown: {}, undelivered: {}, disconnected: {}, edited: {arguments: {name: "z", n: 1}},
+			"something-new": {}, denied: {}};
+		for (const [o, extra] of Object.entries(ends)) {
+			panel.handle(approval("e-" + o));
+			end("e-" + o, o, extra);
+			out["note " + o] = note("e-" + o);
+		}
+		out.notes = String(box.querySelectorAll('[data-testid="approval-ended"]').length);
+		panel.handle(approval("bad", {arguments: "{bad", argumentsInvalid: true, decisions: ["deny", "edit"]}));
+		click("bad", "deny");
+		card("bad").querySelector('[data-testid="deny-reason"]').value = "  spaced  ";
+		card("bad").querySelector('[data-testid="deny-reason"]').dispatchEvent(new Event("input", {bubbles: true}));
+		click("bad", "deny-confirm");
+		out.deny = sent.pop();
+		panel.destroy();
+		out.left = String(box.childElementCount);
+		box.remove();
+		return out;
+	})()`)
+	want := map[string]string{
+		"handled":            "true,true,true,false",
+		"ids":                "a1,a2|",
+		"cards":              "2",
+		"approve":            `{"type":"tool_approval_result","sessionId":7,"data":{"requestId":"a1","decision":"approve","digest":"d-a1"}}`,
+		"sending":            "sending",
+		"own":                "(none)",
+		"edit":               `{"type":"tool_approval_result","sessionId":7,"data":{"requestId":"a2","decision":"edit","arguments":{"name":"y","n":12345678901234567890},"digest":"d-a2"}}`,
+		"gone":               "This approval is no longer open.",
+		"lostFirst":          "Denied on another device: no wayAnother device decided first; your decision was not used.Dismiss",
+		"always":             `{"type":"tool_approval_result","sessionId":7,"data":{"requestId":"a3","decision":"always","digest":"d-a3"}}`,
+		"ownAlways":          "(none)",
+		"lostAfter":          "Always allowed on another device: every call.Another device decided first; your decision was not used.Dismiss",
+		"note timed_out":     "Timed out: the tool did not run.Dismiss",
+		"note cancelled":     "Cancelled: the tool did not run.Dismiss",
+		"note shutdown":      "The approval service shut down: the tool did not run.Dismiss",
+		"note undelivered":   "The approval could not be delivered: the tool did not run.Dismiss",
+		"note disconnected":  "No device was connected: the tool did not run.Dismiss",
+		"note edited":        `Edited on another device; the tool runs with {"name":"z","n":1}.Dismiss`,
+		"note something-new": "This approval has ended.Dismiss",
+		"note denied":        "Denied on another device.Dismiss",
+		"notes":              "3",
+		"deny":               `{"type":"tool_approval_result","sessionId":7,"data":{"requestId":"bad","decision":"deny","reason":"spaced","digest":"d-bad"}}`,
+		"left":               "0",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q\nwant   %q", k, got[k], v)
+		}
+	}
+}

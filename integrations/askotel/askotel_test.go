@@ -1,0 +1,335 @@
+package askotel_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/integrations/askotel"
+	"github.com/askuser-go/askuser/wshub"
+	"github.com/coder/websocket"
+)
+
+// telemetry is an observer on the SDK's in-memory parts: a span recorder and a manual
+// metric reader.
+type telemetry struct {
+	spans  *tracetest.SpanRecorder
+	reader *sdkmetric.ManualReader
+	tp     *sdktrace.TracerProvider
+	mp     *sdkmetric.MeterProvider
+	obs    *askotel.Observer
+}
+
+// another returns an observer of its own on the same providers, as another replica
+// of the host has.
+func (tel *telemetry) another(t *testing.T) *askotel.Observer {
+	t.Helper()
+	o, err := askotel.NewObserver(askotel.WithTracerProvider(tel.tp), askotel.WithMeterProvider(tel.mp), askotel.WithPropagators(propagation.TraceContext{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func newTelemetry(t *testing.T, opts ...askotel.Option) *telemetry {
+	t.Helper()
+	tel := &telemetry{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	tel.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tel.spans))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(tel.reader))
+	tel.mp = mp
+	t.Cleanup(func() { _ = tel.tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
+	var err error
+	tel.obs, err = askotel.NewObserver(append([]askotel.Option{askotel.WithTracerProvider(tel.tp), askotel.WithMeterProvider(mp), askotel.WithPropagators(propagation.TraceContext{})}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tel
+}
+
+// metric returns the named metric as collected now.
+func (tel *telemetry) metric(t *testing.T, name string) (metricdata.Metrics, bool) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := tel.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != askotel.ScopeName || sm.Scope.Version != askotel.Version() {
+			t.Fatalf("scope %+v", sm.Scope)
+		}
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				return m, true
+			}
+		}
+	}
+	return metricdata.Metrics{}, false
+}
+
+// span returns the ended span named name whose call id (or request id) is id.
+func (tel *telemetry) span(t *testing.T, name, id string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	for _, s := range tel.spans.Ended() {
+		if s.Name() != name {
+			continue
+		}
+		for _, kv := range s.Attributes() {
+			if (kv.Key == askotel.AttrToolCallID || kv.Key == askotel.AttrRequestID) && kv.Value.AsString() == id {
+				return s
+			}
+		}
+	}
+	t.Fatalf("no span %q of %s", name, id)
+	return nil
+}
+
+func attr(s sdktrace.ReadOnlySpan, k attribute.Key) (string, bool) {
+	for _, kv := range s.Attributes() {
+		if kv.Key == k {
+			return kv.Value.String(), true
+		}
+	}
+	return "", false
+}
+
+func events(s sdktrace.ReadOnlySpan) []string {
+	var out []string
+	for _, e := range s.Events() {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+const question = `{"questions":[{"question":"Deploy now?","header":"Deploy","multiSelect":false,"options":[{"label":"Yes","description":"Ship it"},{"label":"No","description":"Wait"}]}]}`
+
+var policy = &askuser.Policy{
+	Deny:  []askuser.Rule{{Tool: "drop_database"}},
+	Ask:   []askuser.Rule{{Tool: "delete_branch"}},
+	Allow: []askuser.Rule{{Tool: "list_files"}},
+}
+
+func answer(s askuser.SessionID, id, label string) askuser.Event {
+	ev, _ := askuser.NewEvent(askuser.EventResult, s, askuser.ResultData{RequestID: id, Answers: []askuser.Answer{{Question: "Deploy now?", SelectedLabels: []string{label}}}})
+	return ev
+}
+
+func decide(s askuser.SessionID, id string, data askuser.ApprovalResultData) askuser.Event {
+	data.RequestID = id
+	ev, _ := askuser.NewEvent(askuser.EventApprovalResult, s, data)
+	return ev
+}
+
+// TestSpansOfEveryOutcome: every call is one execute_tool span, a child of the caller's,
+// with the GenAI attributes, error.type for every way but answered and approved, and the
+// marks of what happened to its request; arguments and results are not on it.
+func TestSpansOfEveryOutcome(t *testing.T) {
+	tel := newTelemetry(t)
+	mt := askusertest.NewTransport()
+	d := askuser.New(mt, &askuser.Options{Observer: tel.obs, Policy: policy, Timeout: time.Hour})
+	mt.Bind(d)
+	defer d.Close()
+	s := askuser.IntSession(1)
+	dev := mt.Connect(s)
+	ctx, parent := tel.tp.Tracer("test").Start(context.Background(), "agent turn")
+
+	// Each call, with the device's act that ends it.
+	type call struct {
+		id, tool, args string
+		act            func(id string)
+		errorType      string
+	}
+	waitFor := func(typ string) {
+		for {
+			ev, err := dev.Recv(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Type == typ {
+				return
+			}
+		}
+	}
+	tool := d.Wrap(func(_ context.Context, c askuser.ToolCall) (string, error) {
+		if strings.Contains(string(c.Arguments), "fail") {
+			return "", errors.New("disk on fire")
+		}
+		return "ran", nil
+	})
+	for _, c := range []call{
+		{"q-answered", askuser.ToolName, question, func(id string) { waitFor(askuser.EventAsk); _ = dev.Send(ctx, answer(s, id, "Yes")) }, ""},
+		{"q-declined", askuser.ToolName, question, func(id string) {
+			waitFor(askuser.EventAsk)
+			ev, _ := askuser.NewEvent(askuser.EventResult, s, askuser.ResultData{RequestID: id, Declined: true})
+			_ = dev.Send(ctx, ev)
+		}, "declined"},
+		{"q-cancelled", askuser.ToolName, question, func(string) { waitFor(askuser.EventAsk); d.CancelSession(s) }, "cancelled"},
+		{"q-invalid", askuser.ToolName, `{"questions":[]}`, nil, "invalid"},
+		{"a-approved", "delete_branch", `{"name":"x"}`, func(id string) {
+			waitFor(askuser.EventApproval)
+			_ = dev.Send(ctx, decide(s, id, askuser.ApprovalResultData{Decision: askuser.DecisionApprove}))
+		}, ""},
+		{"a-edited", "delete_branch", `{"name":"x"}`, func(id string) {
+			waitFor(askuser.EventApproval)
+			_ = dev.Send(ctx, decide(s, id, askuser.ApprovalResultData{Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"name":"y"}`)}))
+		}, "edited"},
+		{"a-denied", "delete_branch", `{"name":"x"}`, func(id string) {
+			waitFor(askuser.EventApproval)
+			_ = dev.Send(ctx, decide(s, id, askuser.ApprovalResultData{Decision: askuser.DecisionDeny}))
+		}, "denied"},
+		{"a-rule-denied", "drop_database", `{}`, nil, "denied"},
+		{"a-rule-allowed", "list_files", `{}`, nil, ""},
+		{"a-tool-failed", "list_files", `{"fail":true}`, nil, "tool_error"},
+	} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = tool(ctx, askuser.ToolCall{Session: s, ID: c.id, Name: c.tool, Arguments: json.RawMessage(c.args)})
+		}()
+		if c.act != nil {
+			c.act(c.id)
+		}
+		<-done
+		sp := tel.span(t, "execute_tool "+c.tool, c.id)
+		if sp.SpanKind() != trace.SpanKindInternal || sp.Parent().SpanID() != parent.SpanContext().SpanID() {
+			t.Errorf("%s: kind %v, parent %v; want internal, a child of the caller's", c.id, sp.SpanKind(), sp.Parent().SpanID())
+		}
+		for k, want := range map[attribute.Key]string{askotel.AttrOperationName: "execute_tool", askotel.AttrToolName: c.tool, askotel.AttrToolType: "function", askotel.AttrToolCallID: c.id} {
+			if got, _ := attr(sp, k); got != want {
+				t.Errorf("%s: %s = %q, want %q", c.id, k, got, want)
+			}
+		}
+		got, has := attr(sp, askotel.AttrErrorType)
+		if c.errorType == "" && has || c.errorType != "" && got != c.errorType {
+			t.Errorf("%s: error.type %q (%v), want %q", c.id, got, has, c.errorType)
+		}
+		if _, has := attr(sp, askotel.AttrToolArguments); has {
+			t.Errorf("%s: the arguments are on the span without WithContent", c.id)
+		}
+		ev := events(sp)
+		asked := c.act != nil
+		if asked && (len(ev) == 0 || ev[0] != "askuser.delivered") {
+			t.Errorf("%s: events %v, want delivered first", c.id, ev)
+		}
+		if !asked && len(ev) != 0 {
+			t.Errorf("%s: events %v, want none", c.id, ev)
+		}
+	}
+	parent.End()
+
+	// One timed out, and the duration by kind and outcome.
+	short := askuser.New(mt, &askuser.Options{Observer: tel.obs, Timeout: 1100 * time.Millisecond})
+	defer short.Close()
+	if r := short.Dispatch(ctx, askuser.ToolCall{Session: askuser.IntSession(2), ID: "q-timeout", Name: askuser.ToolName, Arguments: json.RawMessage(question)}); r.Outcome != askuser.TimedOut {
+		t.Fatalf("outcome %v", r.Outcome)
+	}
+	if got, _ := attr(tel.span(t, "execute_tool ask_user_questions", "q-timeout"), askotel.AttrErrorType); got != "timeout" {
+		t.Errorf("timed out: error.type %q", got)
+	}
+	m, ok := tel.metric(t, askotel.MetricRequestDuration)
+	if !ok || m.Unit != "s" {
+		t.Fatalf("no %s in seconds: %+v", askotel.MetricRequestDuration, m)
+	}
+	counts := map[string]uint64{}
+	for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+		k, _ := dp.Attributes.Value(askotel.AttrRequestKind)
+		o, _ := dp.Attributes.Value(askotel.AttrOutcome)
+		counts[k.AsString()+" "+o.AsString()] += dp.Count
+		if _, has := dp.Attributes.Value("askuser.session"); has {
+			t.Fatal("a session id as a metric attribute")
+		}
+	}
+	for _, k := range []string{"question answered", "question declined", "question cancelled", "question timeout", "approval approved", "approval edited", "approval denied"} {
+		if counts[k] != 1 {
+			t.Errorf("%s: %d requests in the duration histogram, want 1 (all: %v)", k, counts[k], counts)
+		}
+	}
+	// Nothing waits any more.
+	pending, _ := tel.metric(t, askotel.MetricRequestPending)
+	metricdatatest.AssertEqual(t, metricdata.Metrics{
+		Name:        askotel.MetricRequestPending,
+		Description: pending.Description,
+		Unit:        "{request}",
+		Data: metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: false, DataPoints: []metricdata.DataPoint[int64]{
+			{Attributes: attribute.NewSet(askotel.AttrRequestKind.String("approval")), Value: 0},
+			{Attributes: attribute.NewSet(askotel.AttrRequestKind.String("question")), Value: 0},
+		}},
+	}, pending, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}
+
+// TestContent: WithContent puts the arguments and the result on the span.
+func TestContent(t *testing.T) {
+	tel := newTelemetry(t, askotel.WithContent())
+	d := askuser.New(askusertest.NewTransport(), &askuser.Options{Observer: tel.obs, Policy: policy})
+	defer d.Close()
+	tool := d.Wrap(func(context.Context, askuser.ToolCall) (string, error) { return `{"files":["a"]}`, nil })
+	if _, err := tool(context.Background(), askuser.ToolCall{Session: askuser.IntSession(1), ID: "c", Name: "list_files", Arguments: json.RawMessage(`{"dir":"/"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	sp := tel.span(t, "execute_tool list_files", "c")
+	if a, _ := attr(sp, askotel.AttrToolArguments); a != `{"dir":"/"}` {
+		t.Errorf("arguments %q", a)
+	}
+	if r, _ := attr(sp, askotel.AttrToolResult); r != `{"files":["a"]}` {
+		t.Errorf("result %q", r)
+	}
+}
+
+// TestHubMetrics: the hub's connections and refusals, by code.
+func TestHubMetrics(t *testing.T) {
+	tel := newTelemetry(t)
+	hub := wshub.New(&wshub.Options{Authorize: func(*http.Request) ([]askuser.SessionID, error) {
+		return []askuser.SessionID{askuser.IntSession(1)}, nil
+	}, Observer: tel.obs})
+	d := askuser.New(hub, &askuser.Options{Observer: tel.obs})
+	hub.Bind(d)
+	srv := httptest.NewServer(hub)
+	defer srv.Close()
+	defer hub.Close()
+	defer d.Close()
+	ctx := context.Background()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = ws.Write(ctx, websocket.MessageText, []byte(`{"type":"ask_user_questions_result","data":{"requestId":"nope","answers":[]}}`))
+	_, _, _ = ws.Read(ctx) // the refusal
+	conns, _ := tel.metric(t, askotel.MetricDeviceConnections)
+	metricdatatest.AssertEqual(t, metricdata.Metrics{
+		Name: askotel.MetricDeviceConnections, Description: conns.Description, Unit: "{connection}",
+		Data: metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, DataPoints: []metricdata.DataPoint[int64]{{Value: 1}}},
+	}, conns, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+	refusals, _ := tel.metric(t, askotel.MetricDeviceRefusals)
+	metricdatatest.AssertEqual(t, metricdata.Metrics{
+		Name: askotel.MetricDeviceRefusals, Description: refusals.Description, Unit: "{event}",
+		Data: metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true, DataPoints: []metricdata.DataPoint[int64]{
+			{Attributes: attribute.NewSet(askotel.AttrRefusalCode.String("not_pending")), Value: 1},
+		}},
+	}, refusals, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+	ws.Close(websocket.StatusNormalClosure, "")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		conns, _ = tel.metric(t, askotel.MetricDeviceConnections)
+		if conns.Data.(metricdata.Sum[int64]).DataPoints[0].Value == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the connection never left")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,151 @@
+package askuser_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	. "github.com/askuser-go/askuser"
+)
+
+// recordingObserver records what it is told, and gives each call a carrier naming it.
+type recordingObserver struct {
+	mu    sync.Mutex
+	calls []CallInfo
+	ends  []CallEnd
+	seen  []Observation
+}
+
+type callKey struct{}
+
+func (o *recordingObserver) Begin(ctx context.Context, c CallInfo) (context.Context, func(CallEnd)) {
+	o.mu.Lock()
+	o.calls = append(o.calls, c)
+	o.mu.Unlock()
+	return context.WithValue(ctx, callKey{}, c.ID), func(e CallEnd) {
+		o.mu.Lock()
+		o.ends = append(o.ends, e)
+		o.mu.Unlock()
+	}
+}
+
+func (o *recordingObserver) Observe(_ context.Context, x Observation) {
+	o.mu.Lock()
+	o.seen = append(o.seen, x)
+	o.mu.Unlock()
+}
+
+func (o *recordingObserver) Carrier(ctx context.Context) map[string]string {
+	id, _ := ctx.Value(callKey{}).(string)
+	return map[string]string{"call": id}
+}
+
+func (o *recordingObserver) what() []What {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []What
+	for _, x := range o.seen {
+		out = append(out, x.What)
+	}
+	return out
+}
+
+// TestObserver: every call begins and ends once with its outcome; the observer is told
+// of the ask, the end, the decision and the notice, with the carrier of the call that
+// made the request, which the store keeps with it.
+func TestObserver(t *testing.T) {
+	obs := &recordingObserver{}
+	d, mt := newTestDispatcher(&Options{Observer: obs, Policy: demoPolicy(), Timeout: time.Hour, Notifier: &recordingNotifier{}, NotifyAfter: time.Millisecond})
+	defer d.Close()
+	s := IntSession(1)
+	ch := dispatchAsync(context.Background(), d, s, "q1", oneQuestion)
+	for !slices.Contains(obs.what(), ObservedNotice) {
+		time.Sleep(time.Millisecond)
+	}
+	dev := mt.Connect(s)
+	recv[AskData](t, dev, EventAsk)
+	require.NoError(t, dev.Send(context.Background(), answerEvent(s, "q1", "Vue")))
+	<-ch
+	tool := d.Wrap(func(context.Context, ToolCall) (string, error) { return "ran", nil })
+	out, err := tool(context.Background(), ToolCall{Session: s, ID: "t1", Name: "list_files", Arguments: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	require.Equal(t, "ran", out)
+	r := d.Approve(context.Background(), ToolCall{Session: s, ID: "t2", Name: "drop_database", Arguments: json.RawMessage(`{}`)})
+	require.Equal(t, Denied, r.Outcome)
+
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	assert.Equal(t, []CallInfo{
+		{Kind: KindQuestion, Session: s, ID: "q1", Tool: ToolName, Arguments: json.RawMessage(oneQuestion)},
+		{Kind: KindApproval, Session: s, ID: "t1", Tool: "list_files", Arguments: json.RawMessage(`{}`)},
+		{Kind: KindApproval, Session: s, ID: "t2", Tool: "drop_database", Arguments: json.RawMessage(`{}`)},
+	}, obs.calls)
+	require.Len(t, obs.ends, 3)
+	assert.Equal(t, "q1", obs.ends[0].RequestID)
+	assert.Equal(t, Answered, obs.ends[0].Outcome)
+	assert.Contains(t, obs.ends[0].Content, `"selectedLabels":["Vue"]`)
+	assert.Equal(t, CallEnd{Outcome: Approved, Content: "ran"}, obs.ends[1])
+	assert.Equal(t, Denied, obs.ends[2].Outcome)
+	assert.True(t, obs.ends[2].IsError)
+	var whats []What
+	for _, x := range obs.seen {
+		whats = append(whats, x.What)
+		if x.RequestID == "q1" {
+			assert.Equal(t, map[string]string{"call": "q1"}, x.Carrier, "%v carries the call's trace", x.What)
+		}
+	}
+	assert.Equal(t, []What{ObservedAsk, ObservedNotice, ObservedEnd, ObservedDecision, ObservedDecision}, whats)
+	assert.Equal(t, "list_files", obs.seen[3].Audit.Tool)
+}
+
+// TestLogger: the dispatcher logs each request's life at debug, decisions at info and
+// refused device events at warn, with the metrics' attribute names.
+func TestLogger(t *testing.T) {
+	var buf syncBuffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	d, mt := newTestDispatcher(&Options{Logger: log, Policy: demoPolicy(), Timeout: time.Hour})
+	defer d.Close()
+	s := IntSession(1)
+	dev := mt.Connect(s)
+	ch := dispatchAsync(context.Background(), d, s, "q1", oneQuestion)
+	recv[AskData](t, dev, EventAsk)
+	require.Error(t, dev.Send(context.Background(), answerEvent(s, "q1", "Angular")))
+	require.NoError(t, dev.Send(context.Background(), answerEvent(s, "q1", "Vue")))
+	<-ch
+	d.Approve(context.Background(), ToolCall{Session: s, Name: "list_files", Arguments: json.RawMessage(`{}`)})
+	out := buf.String()
+	for _, want := range []string{
+		`level=DEBUG msg="askuser: request asked" askuser.request.kind=question askuser.session=1 askuser.request.id=q1`,
+		`level=WARN msg="askuser: device event refused" askuser.refusal.code=invalid_answer askuser.session=1 askuser.request.id=q1`,
+		`level=DEBUG msg="askuser: request ended" askuser.request.kind=question askuser.session=1 askuser.request.id=q1 askuser.outcome=answered`,
+		`level=INFO msg="askuser: tool call decided" askuser.request.kind=approval askuser.session=1 askuser.request.id="" askuser.tool=list_files askuser.outcome=approved askuser.decision="" askuser.rule=list_files`,
+	} {
+		assert.Contains(t, out, want)
+	}
+}
+
+// syncBuffer is a strings.Builder safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}

@@ -1,0 +1,221 @@
+package tui
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/askuser-go/askuser"
+)
+
+// approval is one pending approval: the tool call the host asks about, and what the
+// person has chosen so far. The choices outlive a view, so that a refused decision (an
+// edit the tool's schema does not take) opens again with them. Only the device loop and
+// the one view showing it use it, one after the other.
+type approval struct {
+	session askuser.SessionID // echoed on the decision
+	data    askuser.ApprovalData
+	// invalid says that the arguments are not JSON (data.ArgumentsInvalid); raw is then
+	// the text the model wrote.
+	invalid bool
+	raw     string
+	// pretty is the arguments indented, every hidden character escaped: the start of an
+	// edit. shown is the same with long strings folded, for reading.
+	pretty, shown string
+
+	decision   string // the decision chosen, one of data.Decisions
+	reasonPick int    // the reason: an index of data.Reasons, or pickTyped or pickNone past them
+	reason     string // the reason typed
+	edit       string // the arguments being edited
+	// problems are why the host refused the last decision; the reopened view shows them.
+	problems []string
+}
+
+// foldAt is how many characters of a string argument are shown before it is folded.
+const foldAt = 200
+
+// maxReason bounds a denial's reason, in characters, as the host does.
+const maxReason = 1000
+
+func newApproval(session askuser.SessionID, data askuser.ApprovalData) *approval {
+	a := &approval{session: session, data: data, decision: data.Decisions[0]}
+	if !data.ArgumentsInvalid {
+		pretty, err1 := prettyJSON(data.Arguments, "  ", 0)
+		shown, err2 := prettyJSON(data.Arguments, "  ", foldAt)
+		a.pretty, a.shown = pretty, shown
+		a.invalid = err1 != nil || err2 != nil
+		if a.invalid {
+			a.raw = string(data.Arguments)
+		}
+	} else {
+		a.invalid = true
+		if json.Unmarshal(data.Arguments, &a.raw) != nil {
+			a.raw = string(data.Arguments)
+		}
+	}
+	a.edit = a.pretty
+	if a.invalid {
+		a.edit = clean(a.raw, true) // to be fixed by the person
+	}
+	return a
+}
+
+func (a *approval) title() string { return clean(a.data.Tool, false) }
+
+func (a *approval) offers(decision string) bool { return slices.Contains(a.data.Decisions, decision) }
+
+// Past the presets, the two other answers to "why deny?".
+func (a *approval) pickTyped() int { return len(a.data.Reasons) }
+func (a *approval) pickNone() int  { return len(a.data.Reasons) + 1 }
+
+// decisionLabel is how a decision is offered.
+func (a *approval) decisionLabel(decision string) string {
+	switch decision {
+	case askuser.DecisionApprove:
+		return "Approve"
+	case askuser.DecisionDeny:
+		return "Deny"
+	case askuser.DecisionEdit:
+		return "Edit the arguments, then run it"
+	case askuser.DecisionAlways:
+		if a.data.Always != "" {
+			return "Always allow: " + clean(a.data.Always, false)
+		}
+		return "Always allow"
+	}
+	return clean(decision, false) // a decision this version does not know
+}
+
+// chosenReason is the reason of a denial as chosen: a preset, the text typed, or none.
+func (a *approval) chosenReason() string {
+	if a.reasonPick >= 0 && a.reasonPick < len(a.data.Reasons) {
+		return a.data.Reasons[a.reasonPick]
+	}
+	if len(a.data.Reasons) > 0 && a.reasonPick != a.pickTyped() {
+		return ""
+	}
+	return strings.TrimSpace(a.reason)
+}
+
+// checkEdit is what an edit must be before it is sent: a JSON value the host takes.
+// The tool's schema is the host's to check.
+func checkEdit(s string) error {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return errors.New("type the arguments, as JSON")
+	}
+	if len(t) > askuser.MaxArgumentsBytes {
+		return fmt.Errorf("%d bytes; at most %d are taken", len(t), askuser.MaxArgumentsBytes)
+	}
+	var v any
+	if err := json.Unmarshal([]byte(t), &v); err != nil {
+		return fmt.Errorf("not valid JSON: %v", err)
+	}
+	return nil
+}
+
+// checkReason is the host's rule for a reason: at most maxReason characters.
+func checkReason(s string) error {
+	if n := utf8.RuneCountInString(strings.TrimSpace(s)); n > maxReason {
+		return fmt.Errorf("at most %d characters, got %d", maxReason, n)
+	}
+	return nil
+}
+
+// reply is the decision the person's choices make.
+func (a *approval) reply() askuser.ApprovalResultData {
+	r := askuser.ApprovalResultData{RequestID: a.data.RequestID, Decision: a.decision, Digest: a.data.Digest}
+	switch a.decision {
+	case askuser.DecisionDeny:
+		r.Reason = a.chosenReason()
+	case askuser.DecisionEdit:
+		r.Arguments = json.RawMessage(strings.TrimSpace(a.edit))
+	}
+	return r
+}
+
+// denial is the decision that Esc, Ctrl-C and the end of input make: deny, without a
+// reason.
+func (a *approval) denial() *askuser.ApprovalResultData {
+	return &askuser.ApprovalResultData{RequestID: a.data.RequestID, Decision: askuser.DecisionDeny, Digest: a.data.Digest}
+}
+
+// An approval is a request of the device's queue.
+
+func (a *approval) requestID() string { return a.data.RequestID }
+
+func (a *approval) resolvedType() string { return askuser.EventApprovalResolved }
+
+func (a *approval) noun() string { return "approval" }
+
+func (a *approval) replyEvent(res viewResult) (askuser.Event, error) {
+	return askuser.NewEvent(askuser.EventApprovalResult, a.session, *res.decision)
+}
+
+func (a *approval) refused(problems []string) string {
+	a.problems = problems
+	return "decision"
+}
+
+// endNote says how the approval ended: "Approved.", "Denied on another device: Not
+// now.", ... A resolution that does not match what this device sent (another device
+// decided first) is told as another device's.
+func (a *approval) endNote(r resolution, sent viewResult) string {
+	mine := sent.decision != nil && decided(*sent.decision, r)
+	where := " on another device"
+	if mine {
+		where = ""
+	}
+	switch r.Outcome {
+	case "approved":
+		if r.Grant != "" {
+			return "Always allowed" + where + ": " + clean(r.Grant, false) + "."
+		}
+		return "Approved" + where + "."
+	case "edited":
+		return "Edited" + where + ": ran with " + oneLine(r.Arguments, 160) + "."
+	case "denied":
+		if r.Reason != "" && !mine {
+			return "Denied" + where + ": " + clean(r.Reason, false) + "."
+		}
+		return "Denied" + where + "."
+	}
+	return unansweredNote(r.Outcome, "approval")
+}
+
+// decided reports whether the resolution r is what the decision sent makes.
+func decided(sent askuser.ApprovalResultData, r resolution) bool {
+	switch sent.Decision {
+	case askuser.DecisionApprove:
+		return r.Outcome == "approved" && r.Grant == ""
+	case askuser.DecisionAlways:
+		return r.Outcome == "approved" && r.Grant != ""
+	case askuser.DecisionDeny:
+		return r.Outcome == "denied" && r.Reason == sent.Reason
+	case askuser.DecisionEdit:
+		var x, y any
+		return r.Outcome == "edited" && json.Unmarshal(sent.Arguments, &x) == nil &&
+			json.Unmarshal(r.Arguments, &y) == nil && reflect.DeepEqual(x, y)
+	}
+	return false
+}
+
+// decisionText is a decision as one line, for the record a closed form leaves.
+func decisionText(d *askuser.ApprovalResultData) string {
+	switch d.Decision {
+	case askuser.DecisionDeny:
+		if d.Reason != "" {
+			return "deny: " + clean(d.Reason, false)
+		}
+		return "deny"
+	case askuser.DecisionEdit:
+		return "edit: " + oneLine(d.Arguments, 120)
+	case askuser.DecisionAlways:
+		return "always allow"
+	}
+	return clean(d.Decision, false)
+}

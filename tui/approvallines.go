@@ -1,0 +1,177 @@
+package tui
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/askuser-go/askuser"
+)
+
+// The accessible mode's approvals: the tool call written once as plain lines, then the
+// decisions numbered, and a line for each thing a decision needs: the reason of a
+// denial, the arguments of an edit.
+
+// readAloud bounds the arguments' lines written before the decisions; the person can
+// ask for the rest.
+const readAloud = 40
+
+func (v *lineView) decide(ctx context.Context, a *approval, w waiting) viewResult {
+	deny := a.offers(askuser.DecisionDeny)
+	key := ""
+	if deny {
+		key = "Type d to deny."
+	}
+	v.intro("The agent asks you to approve a tool call.", w, key)
+	v.printf("Tool: %s\n", clean(a.data.Tool, false))
+	if d := clean(a.data.Description, false); d != "" {
+		v.printf("%s\n", d)
+	}
+	folded := v.printArguments(a, false)
+	if len(a.problems) > 0 {
+		v.printf("The host refused the decision: %s. Decide again.\n", strings.Join(a.problems, "; "))
+	}
+	v.printf("Decide: type a number.\n")
+	for i, d := range a.data.Decisions {
+		v.printf("  %d. %s\n", i+1, a.decisionLabel(d))
+	}
+	if folded {
+		v.printf("Type a to hear the arguments in full.\n")
+	}
+
+	seen := w
+	for {
+		v.printf("Decision: ")
+		line, err := v.readLine(ctx, &seen)
+		if err != nil {
+			return v.stopped(err)
+		}
+		t := strings.ToLower(strings.TrimSpace(clean(line, false)))
+		switch {
+		case t == "a" && folded:
+			v.printArguments(a, true)
+			continue
+		case t == "d" && deny:
+			return viewResult{decision: a.denial()}
+		}
+		k, err := strconv.Atoi(t)
+		if err != nil || k < 1 || k > len(a.data.Decisions) {
+			v.printf("Type a number from 1 to %d.\n", len(a.data.Decisions))
+			continue
+		}
+		a.decision = a.data.Decisions[k-1]
+		switch a.decision {
+		case askuser.DecisionDeny:
+			if err := v.readReason(ctx, a, &seen); err != nil {
+				return v.stopped(err)
+			}
+		case askuser.DecisionEdit:
+			edited, err := v.readEdit(ctx, a, &seen)
+			if err != nil {
+				return v.stopped(err)
+			}
+			if !edited {
+				continue
+			}
+		}
+		r := a.reply()
+		return viewResult{decision: &r}
+	}
+}
+
+// printArguments writes the arguments under their title: folded and at most readAloud
+// lines, or, when full, all of them as they are. It reports whether anything was left
+// out.
+func (v *lineView) printArguments(a *approval, full bool) (folded bool) {
+	text := a.shown
+	if full {
+		text = a.pretty
+	}
+	if a.invalid {
+		v.printf("Arguments: not valid JSON. The model wrote:\n")
+		text = clean(a.raw, true)
+	} else {
+		v.printf("Arguments:\n")
+	}
+	all := strings.Split(text, "\n")
+	lines := all
+	if !full {
+		lines = capLines(all, readAloud, "")
+	}
+	for _, l := range lines {
+		v.printf("  %s\n", l)
+	}
+	return !full && (len(lines) < len(all) || !a.invalid && a.shown != a.pretty)
+}
+
+// readReason asks why the person denies: a preset's number, their own words, or
+// nothing.
+func (v *lineView) readReason(ctx context.Context, a *approval, seen *waiting) error {
+	reasons := a.data.Reasons
+	if len(reasons) > 0 {
+		v.printf("Why deny? Type a reason's number, or your own reason, or nothing for no reason.\n")
+		for i, r := range reasons {
+			v.printf("  %d. %s\n", i+1, clean(r, false))
+		}
+	} else {
+		v.printf("Why deny? Type your reason, or nothing for no reason.\n")
+	}
+	for {
+		v.printf("Reason: ")
+		line, err := v.readLine(ctx, seen)
+		if err != nil {
+			return err
+		}
+		t := strings.TrimSpace(clean(line, false))
+		if k, err := strconv.Atoi(t); err == nil && len(reasons) > 0 {
+			if k < 1 || k > len(reasons) {
+				v.printf("There is no reason %d: type a number from 1 to %d, or your own reason.\n", k, len(reasons))
+				continue
+			}
+			a.reasonPick = k - 1
+			return nil
+		}
+		if err := checkReason(t); err != nil {
+			v.printf("%s.\n", upperFirst(err.Error()))
+			continue
+		}
+		a.reasonPick, a.reason = a.pickTyped(), t
+		return nil
+	}
+}
+
+// readEdit reads the arguments to run the tool with: one line of JSON, or lines ending
+// with an empty one. An empty first line goes back to the decisions (edited false).
+func (v *lineView) readEdit(ctx context.Context, a *approval, seen *waiting) (edited bool, err error) {
+	v.printf("Type the arguments as JSON: on one line, or on several lines and then an empty line. An empty line now goes back to the decisions.\n")
+	for {
+		v.printf("Arguments: ")
+		first, err := v.readLine(ctx, seen)
+		if err != nil {
+			return false, err
+		}
+		text := clean(first, false)
+		if strings.TrimSpace(text) == "" {
+			return false, nil
+		}
+		if checkEdit(text) != nil {
+			for {
+				v.printf("More: ")
+				line, err := v.readLine(ctx, seen)
+				if err != nil {
+					return false, err
+				}
+				if line = clean(line, false); strings.TrimSpace(line) == "" {
+					break
+				}
+				text += "\n" + line
+			}
+		}
+		if err := checkEdit(text); err != nil {
+			v.printf("%s. Type the arguments again.\n", upperFirst(err.Error()))
+			continue
+		}
+		a.edit = text
+		return true, nil
+	}
+}

@@ -1,0 +1,283 @@
+package wshub_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/wshub"
+	"github.com/coder/websocket"
+)
+
+var linkSecret = []byte("0123456789abcdef0123456789abcdef")
+
+// linkEnv is an env whose hub serves link pages under /links, on a server of its own.
+type linkEnv struct {
+	*env
+	links *notify.Links
+	srv   *httptest.Server
+	audit chan askuser.Audit
+}
+
+func newLinkEnv(t *testing.T) *linkEnv {
+	t.Helper()
+	le := &linkEnv{links: &notify.Links{Secrets: [][]byte{linkSecret}}, audit: make(chan askuser.Audit, 8)}
+	le.env = newEnv(t, &wshub.Options{Links: le.links}, &askuser.Options{Observer: askuser.Hooks{OnAudit: func(a askuser.Audit) { le.audit <- a }}})
+	mux := http.NewServeMux()
+	mux.Handle("/ws", le.hub)
+	mux.Handle("/links/", http.StripPrefix("/links", le.hub.LinkHandler()))
+	le.srv = httptest.NewServer(mux)
+	t.Cleanup(le.srv.Close)
+	le.links.BaseURL = le.srv.URL + "/links"
+	return le
+}
+
+func (le *linkEnv) get(t *testing.T, link string) (*http.Response, string) {
+	t.Helper()
+	resp, err := le.client.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(body)
+}
+
+// dialLink opens the WebSocket of an answer link's page.
+func (le *linkEnv) dialLink(t *testing.T, link string) *device {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), failsafe)
+	defer cancel()
+	u := "ws" + strings.TrimPrefix(link, "http") + "/ws"
+	ws, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: le.client})
+	if err != nil {
+		t.Fatalf("dial %s: %v", u, err)
+	}
+	if resp.Body != nil {
+		resp.Body.Close()
+	}
+	<-le.connected
+	ws.SetReadLimit(-1)
+	dv := &device{t: t, ws: ws, events: make(chan askuser.Event, 64), done: make(chan struct{})}
+	t.Cleanup(func() { ws.CloseNow(); <-dv.done })
+	dv.start()
+	return dv
+}
+
+// TestAnswerLink: an answer link's page serves the panel, with headers that leak
+// nothing; its socket shows that one request alone and takes its answer; once it has
+// ended, the page says how and offers nothing.
+func TestAnswerLink(t *testing.T) {
+	le := newLinkEnv(t)
+	s := askuser.IntSession(31)
+	res := le.ask(s, "mine")
+	other := le.ask(s, "other")
+	for len(le.d.Pending(s)) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	link := le.links.Answer(s, "mine", time.Now().Add(time.Minute))
+	resp, body := le.get(t, link)
+	if resp.StatusCode != 200 || !strings.Contains(body, `src="../assets/panel.js"`) || !strings.Contains(body, `src="../assets/link.js"`) {
+		t.Fatalf("page %d:\n%s", resp.StatusCode, body)
+	}
+	for h, want := range map[string]string{"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"} {
+		if got := resp.Header.Get(h); got != want {
+			t.Errorf("%s: %q, want %q", h, got, want)
+		}
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("CSP %q", csp)
+	}
+	for _, asset := range []string{"panel.js", "panel.css", "link.js", "link.css"} {
+		if r, _ := le.get(t, le.links.BaseURL+"/assets/"+asset); r.StatusCode != 200 {
+			t.Errorf("asset %s: %d", asset, r.StatusCode)
+		}
+	}
+
+	dv := le.dialLink(t, link)
+	if a := decode[askuser.AskData](t, dv.next(askuser.EventAsk)); a.RequestID != "mine" {
+		t.Fatalf("the link's socket showed %q", a.RequestID)
+	}
+	// Another request of the session is not its to answer, nor a host's event to see.
+	dv.answer(nil, "other")
+	expectError(t, dv.next(askuser.EventError), "forbidden", "other")
+	_ = le.hub.Send(context.Background(), askuser.Event{Type: "transcript", SessionID: s, Data: json.RawMessage(`{}`)})
+	dv.answer(nil, "mine")
+	if r := le.result(res); r.Outcome != askuser.Answered {
+		t.Fatalf("the link's answer: %+v", r)
+	}
+	for ev := range dv.events {
+		if ev.Type == askuser.EventResolved {
+			if decode[askuser.ResolvedData](t, ev).RequestID != "mine" {
+				t.Fatalf("the link's socket was told of another request: %s", ev.Data)
+			}
+			break
+		}
+		if ev.Type != askuser.EventAsk && ev.Type != askuser.EventError {
+			t.Fatalf("the link's socket got %s %s", ev.Type, ev.Data)
+		}
+	}
+	_, body = le.get(t, link)
+	if !strings.Contains(body, "This question was answered.") || strings.Contains(body, "panel.js") {
+		t.Fatalf("after the end the page is:\n%s", body)
+	}
+	le.d.CancelSession(s)
+	le.result(other)
+}
+
+// TestBadLinks: a link altered, expired, of the wrong kind, or made with another secret
+// gets the one 404 page, which names nothing of the request; so does its socket.
+func TestBadLinks(t *testing.T) {
+	le := newLinkEnv(t)
+	s := askuser.StringSession("secret-project")
+	res := le.ask(s, "r1")
+	exp := time.Now().Add(time.Minute)
+	good := le.links.Answer(s, "r1", exp)
+	tok := notify.TokenOf(good)
+	other := &notify.Links{Secrets: [][]byte{[]byte("another secret of thirty-two bytes!")}, BaseURL: le.links.BaseURL}
+	bad := []string{
+		le.links.BaseURL + "/a/" + tok[:len(tok)-2] + "xx",
+		le.links.BaseURL + "/a/" + strings.Replace(tok, tok[3:4], "Q", 1),
+		le.links.Answer(s, "r1", time.Now().Add(-time.Second)),
+		other.Answer(s, "r1", exp),
+		le.links.BaseURL + "/a/" + notify.TokenOf(le.links.Action(s, "r1", "approve", exp)),
+		le.links.BaseURL + "/x/" + tok,
+		le.links.BaseURL + "/a/nonsense",
+	}
+	var first string
+	for _, link := range bad {
+		resp, body := le.get(t, link)
+		if resp.StatusCode != 404 {
+			t.Fatalf("%s: %d", link, resp.StatusCode)
+		}
+		if first == "" {
+			first = body
+		} else if body != first {
+			t.Fatalf("two refusals differ:\n%s\n%s", first, body)
+		}
+		if strings.Contains(body, "secret-project") || strings.Contains(body, "r1") {
+			t.Fatalf("the refusal names the request: %s", body)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), failsafe)
+		_, r, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(link, "http")+"/ws", &websocket.DialOptions{HTTPClient: le.client})
+		cancel()
+		if err == nil || r == nil || r.StatusCode != 404 {
+			t.Fatalf("the socket of %s opened (%v)", link, err)
+		}
+	}
+	le.d.CancelSession(s)
+	le.result(res)
+}
+
+// TestActionLink: a GET of an action link shows a confirmation page and decides
+// nothing; only its form's POST, from the page's own origin and with its form token,
+// decides, once, audited as made through a link.
+func TestActionLink(t *testing.T) {
+	le := newLinkEnv(t)
+	s := askuser.IntSession(32)
+	ch := make(chan askuser.ApprovalResult, 1)
+	go func() {
+		ch <- le.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "act", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"<b>old</b>"}`)})
+	}()
+	for len(le.d.PendingApprovals(s)) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	link := le.links.Action(s, "act", "approve", time.Now().Add(time.Minute))
+	for range 3 { // previewers and scanners fetch it, again and again
+		resp, body := le.get(t, link)
+		if resp.StatusCode != 200 || !strings.Contains(body, "Approve this tool call?") || !strings.Contains(body, "&lt;b&gt;old&lt;/b&gt;") {
+			t.Fatalf("confirmation page %d:\n%s", resp.StatusCode, body)
+		}
+	}
+	if len(le.d.PendingApprovals(s)) != 1 {
+		t.Fatal("a GET decided the approval")
+	}
+	_, body := le.get(t, link)
+	form := regexp.MustCompile(`name="form" value="([^"]+)"`).FindStringSubmatch(body)
+	if form == nil {
+		t.Fatalf("no form token in\n%s", body)
+	}
+	post := func(value, origin string) (int, string) {
+		req, _ := http.NewRequest("POST", link, strings.NewReader(url.Values{"form": {value}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := le.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := post("", le.srv.URL); code != 403 {
+		t.Fatalf("a POST without the form token: %d", code)
+	}
+	if code, _ := post(form[1], "https://evil.example"); code != 403 {
+		t.Fatalf("a cross-site POST: %d", code)
+	}
+	if len(le.d.PendingApprovals(s)) != 1 {
+		t.Fatal("a refused POST decided the approval")
+	}
+	if code, body := post(form[1], le.srv.URL); code != 200 || !strings.Contains(body, "Approved.") {
+		t.Fatalf("the POST: %d\n%s", code, body)
+	}
+	r := <-ch
+	if r.Outcome != askuser.Approved || r.Decision.Via != "link" {
+		t.Fatalf("approval %+v", r)
+	}
+	if a := <-le.audit; a.Via != "link" || a.Decision != askuser.DecisionApprove {
+		t.Fatalf("audit %+v", a)
+	}
+	// Once: the link, used again, or the approval's other link, says how it ended.
+	if code, body := post(form[1], le.srv.URL); code != 200 || !strings.Contains(body, "This tool call was approved.") {
+		t.Fatalf("the POST again: %d\n%s", code, body)
+	}
+	_, body = le.get(t, le.links.Action(s, "act", "deny", time.Now().Add(time.Minute)))
+	if !strings.Contains(body, "This tool call was approved.") || strings.Contains(body, "<form") {
+		t.Fatalf("the deny link after the approval:\n%s", body)
+	}
+}
+
+// TestVisibility: a device that says its page is hidden stops counting as watching from
+// then on; one that never says so counts while connected.
+func TestVisibility(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	s := askuser.IntSession(40)
+	before := time.Now()
+	if e.hub.WatchedSince(s, before) {
+		t.Fatal("watched with no device")
+	}
+	dv := e.dial("40")
+	if !e.hub.WatchedSince(s, before) {
+		t.Fatal("a connected device that said nothing does not count as watching")
+	}
+	dv.sendRaw(`{"type":"device_visibility","data":{"visible":false}}`)
+	dv.sendRaw(`{"type":"chaos_sync"}`) // any event after it: the hub has read the first
+	dv.next(askuser.EventError)
+	hiddenAt := time.Now()
+	if !e.hub.WatchedSince(s, before) {
+		t.Fatal("it was visible after before")
+	}
+	if e.hub.WatchedSince(s, hiddenAt) {
+		t.Fatal("hidden, it still counts as watching")
+	}
+	dv.sendRaw(`{"type":"device_visibility","data":{"visible":true}}`)
+	dv.sendRaw(`{"type":"chaos_sync"}`)
+	dv.next(askuser.EventError)
+	if !e.hub.WatchedSince(s, time.Now()) {
+		t.Fatal("visible again, it does not count")
+	}
+	dv.sendRaw(`{"type":"device_visibility","data":{}}`)
+	expectError(t, dv.next(askuser.EventError), "malformed_event", "")
+}

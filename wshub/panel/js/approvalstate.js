@@ -1,0 +1,130 @@
+// Approval: one tool call waiting for the person's decision, and their draft; no DOM.
+//
+// The approval as the server sent it (tool_approval) and what the person has begun: the
+// form open (a denial's reason, an edit), what is being sent, the server's refusals.
+//
+// Exports: Approval, DECISIONS.
+
+// DECISIONS are the decisions the panel knows, in the order the protocol lists them.
+var DECISIONS = ["approve", "deny", "edit", "always"];
+
+/**
+ * Approval is the data of a tool_approval event and the person's work on it. session is
+ * how the event named its session (sessionOf).
+ */
+function Approval(data, session) {
+  this.requestId = str(data.requestId);
+  this.session = session;
+  this.update(data);
+  // mode is the form open: "" (the decisions), "deny" or "edit".
+  this.mode = "";
+  this.reason = "";
+  this.editText = this.invalid ? this.text : printJSON(this.node, 2);
+  // sending is the decision sent that awaits the server's word, or "".
+  this.sending = "";
+  this.sent = null; // the data of the decision this device sent last
+  this.gone = false; // the server no longer has it
+  this.error = null; // {message, problems} of a refusal not about an edit
+  this.refused = null; // the problems of the server's refusal of an edit
+}
+
+// update takes the event's data: the same approval may be sent again (a reconnect), with
+// a later expiry.
+Approval.prototype.update = function (data) {
+  this.tool = str(data.tool);
+  this.description = str(data.description);
+  var offered = Array.isArray(data.decisions) ? data.decisions : [];
+  this.decisions = offered.filter(function (d, i) {
+    return DECISIONS.indexOf(d) >= 0 && offered.indexOf(d) === i;
+  });
+  this.schema = data.argumentsSchema && typeof data.argumentsSchema === "object" ? data.argumentsSchema : null;
+  this.always = str(data.always);
+  this.reasons = (Array.isArray(data.reasons) ? data.reasons : []).map(str).filter(function (r) { return r !== ""; });
+  this.digest = str(data.digest);
+  this.expiresAt = data.expiresAt ? Date.parse(str(data.expiresAt)) : NaN;
+  this.invalid = data.argumentsInvalid === true;
+  // text is the arguments as the model wrote them: its text when it is not JSON, else
+  // the JSON as the event carried it (rawArguments, kept by parseEvent), else as parsed.
+  var parsed = null;
+  if (this.invalid) {
+    this.text = str(data.arguments);
+  } else {
+    this.text = typeof data.rawArguments === "string" ? data.rawArguments : JSON.stringify(data.arguments === undefined ? null : data.arguments);
+    parsed = parseJSONText(this.text).node || null;
+    if (!parsed) {
+      this.invalid = true; // cannot happen with a well-behaved server; show it as text
+    }
+  }
+  this.node = parsed;
+};
+
+Approval.prototype.offers = function (decision) {
+  return this.decisions.indexOf(decision) >= 0;
+};
+
+// checkEdit reads the edit: {node} when it is valid JSON that fits the schema as far as
+// the browser can tell, else {node, syntax (a problem text, or ""), problems}.
+Approval.prototype.checkEdit = function (S) {
+  var r = parseJSONText(this.editText);
+  if (r.error) {
+    var e = r.error;
+    return {node: null, syntax: S.jsonAt(e.line, e.column, S.jsonProblem(e.code, e.found)), problems: []};
+  }
+  return {node: r.node, syntax: "", problems: this.schema ? checkSchema(this.schema, r.node, S) : []};
+};
+
+// decision returns the data of a tool_approval_result for decision, or null when it
+// cannot be sent: an edit that is not valid.
+Approval.prototype.decision = function (decision, S) {
+  var data = {requestId: this.requestId, decision: decision};
+  if (decision === "deny") {
+    var reason = this.reason.trim();
+    if (reason !== "") {
+      data.reason = reason;
+    }
+  }
+  if (decision === "edit") {
+    var c = this.checkEdit(S);
+    if (!c.node || c.problems.length) {
+      return null;
+    }
+    data.arguments = jsonValue(c.node);
+  }
+  if (this.digest) {
+    data.digest = this.digest;
+  }
+  return data;
+};
+
+// typed returns what the person had written that the end of the approval would lose.
+Approval.prototype.typed = function () {
+  var out = [];
+  if (this.reason.trim() !== "") {
+    out.push(this.reason.trim());
+  }
+  var original = this.invalid ? this.text : printJSON(this.node, 2);
+  if (this.mode === "edit" && this.editText.trim() !== "" && this.editText !== original) {
+    out.push(this.editText.trim());
+  }
+  return out;
+};
+
+// draft and restore keep the form open and its text across a reload (the draft store
+// keeps a list, as it does for a question set's questions).
+Approval.prototype.draft = function () {
+  return [{tool: this.tool, mode: this.mode, reason: this.reason, edit: this.editText}];
+};
+
+Approval.prototype.restore = function (draft) {
+  var d = Array.isArray(draft) && draft[0];
+  if (!d || d.tool !== this.tool) {
+    return;
+  }
+  if ((d.mode === "deny" || d.mode === "edit") && this.offers(d.mode)) {
+    this.mode = d.mode;
+  }
+  this.reason = typeof d.reason === "string" ? d.reason : "";
+  if (typeof d.edit === "string" && d.edit !== "") {
+    this.editText = d.edit;
+  }
+};
