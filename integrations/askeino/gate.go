@@ -92,7 +92,7 @@ func (g *Gate) InvokableRun(ctx context.Context, argumentsInJSON string, opts ..
 
 // Approval is the info of an [InterruptGate]'s interrupt: the tool call waiting for the
 // person's decision on the session's devices, by its request id (which the
-// dispatcher's [askuser.Options.OnEnd] and [askuser.Options.OnAudit] name when it is
+// dispatcher's observer ([askuser.Hooks.OnEnd], [askuser.Hooks.OnAudit]) names when it is
 // decided, and [askuser.Dispatcher.PendingApprovals] lists while it waits).
 type Approval struct {
 	RequestID string

@@ -161,7 +161,7 @@ func decide(t *testing.T, d *askuser.Dispatcher, a askuser.ApprovalData, data as
 func gatedDispatcher(t *testing.T, onAudit func(askuser.Audit)) (*askuser.Dispatcher, *devices, *paneltest.Host) {
 	t.Helper()
 	dev := newDevices()
-	d := askuser.New(dev, &askuser.Options{Policy: paneltest.Policy(), OnAudit: onAudit})
+	d := askuser.New(dev, &askuser.Options{Policy: paneltest.Policy(), Observer: askuser.Hooks{OnAudit: onAudit}})
 	t.Cleanup(func() { d.Close() })
 	return d, dev, paneltest.NewHost()
 }
