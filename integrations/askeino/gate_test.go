@@ -291,3 +291,57 @@ func TestInterruptGateNoApprovalNeeded(t *testing.T) {
 		t.Errorf("tool messages %v after %d approvals", got, dev.count(askuser.EventApproval))
 	}
 }
+
+// TestReActAgentInterruptGate: Eino's ReAct agent, as a node of a graph that keeps
+// checkpoints, runs the host's three tools behind InterruptGates. The run interrupts
+// for write_file's approval alone (list_files has run, drop_table was refused); a
+// device edits it while the run is interrupted; the run resumed under the same call id
+// gets that edit without a second ask, and the model is given every result under its
+// call's id.
+func TestReActAgentInterruptGate(t *testing.T) {
+	d, dev, host := gatedDispatcher(t, nil)
+	m := &scriptedModel{calls: gatedCalls}
+	agent, err := react.NewAgent(t.Context(), &react.AgentConfig{
+		ToolCallingModel: m,
+		ToolsConfig: compose.ToolsNodeConfig{Tools: gatedTools(host, func(inner tool.InvokableTool) tool.BaseTool {
+			return askeino.NewInterruptGate(d, inner, nil)
+		})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, opts := agent.ExportGraph()
+	g := compose.NewGraph[[]*schema.Message, *schema.Message]()
+	must(t, g.AddGraphNode("react", sub, opts...))
+	must(t, g.AddEdge(compose.START, "react"))
+	must(t, g.AddEdge("react", compose.END))
+	r, err := g.Compile(t.Context(), compose.WithCheckPointStore(&memoryStore{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := askeino.WithSession(t.Context(), session)
+
+	_, err = r.Invoke(ctx, []*schema.Message{schema.UserMessage("Add the settings page.")}, compose.WithCheckPointID("react-1"))
+	info, ok := compose.ExtractInterruptInfo(err)
+	if !ok {
+		t.Fatalf("%v: %v", errNoInterrupt, err)
+	}
+	if len(info.InterruptContexts) != 1 {
+		t.Fatalf("%d interrupts, want write_file's alone", len(info.InterruptContexts))
+	}
+	ic := info.InterruptContexts[0]
+	if a, ok := ic.Info.(*askeino.Approval); !ok || a.RequestID != "call_write" || a.Tool != "write_file" {
+		t.Fatalf("interrupt info %#v", ic.Info)
+	}
+	decide(t, d, dev.approval(t, 0), askuser.ApprovalResultData{Decision: askuser.DecisionEdit, Arguments: json.RawMessage(paneltest.WriteFileEdit)})
+	dev.nth(t, askuser.EventApprovalResolved, 0)
+
+	if _, err := r.Invoke(compose.Resume(ctx, ic.ID), nil, compose.WithCheckPointID("react-1")); err != nil {
+		t.Fatal(err)
+	}
+	checkToolMessages(t, m)
+	host.CheckGatedTurn(t, dev.approvals(t), "call_list", "call_write")
+	if n := dev.count(askuser.EventApproval); n != 1 {
+		t.Errorf("asked %d times", n)
+	}
+}

@@ -101,8 +101,8 @@ func (h *Host) EditOnceListed(t testing.TB, arguments string) Decide {
 }
 
 // CheckGatedTurn checks what the host ran in the recorded gated turn: list_files with
-// the model's arguments and write_file with the person's edit, each under its call id,
-// and drop_table never; and that the device was shown one approval, write_file's.
+// the model's arguments and write_file with the person's edit, each once and under its
+// call id, and drop_table never; and that the device was shown one approval, write_file's.
 func (h *Host) CheckGatedTurn(t testing.TB, approvals <-chan askuser.ApprovalData, listID, writeID string) {
 	t.Helper()
 	ran := map[string]askuser.ToolCall{}
@@ -111,7 +111,7 @@ func (h *Host) CheckGatedTurn(t testing.TB, approvals <-chan askuser.ApprovalDat
 	}
 	var listArgs any
 	_ = json.Unmarshal(ran["list_files"].Arguments, &listArgs)
-	if len(ran) != 2 || ran["list_files"].ID != listID || !reflect.DeepEqual(listArgs, map[string]any{"dir": "web/src/pages"}) ||
+	if len(ran) != 2 || len(h.Ran()) != 2 || ran["list_files"].ID != listID || !reflect.DeepEqual(listArgs, map[string]any{"dir": "web/src/pages"}) ||
 		ran["write_file"].ID != writeID || string(ran["write_file"].Arguments) != WriteFileEdit {
 		var got []string
 		for _, c := range h.Ran() {
