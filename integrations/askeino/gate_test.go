@@ -70,6 +70,21 @@ func checkToolMessages(t *testing.T, m *scriptedModel) {
 	}
 }
 
+// gatedReAct is Eino's ReAct agent on a model that makes the recorded gated turn, with
+// the host's three tools wrapped by gate.
+func gatedReAct(t *testing.T, host *paneltest.Host, gate func(tool.InvokableTool) tool.BaseTool) (*react.Agent, *scriptedModel) {
+	t.Helper()
+	m := &scriptedModel{calls: gatedCalls}
+	agent, err := react.NewAgent(t.Context(), &react.AgentConfig{
+		ToolCallingModel: m,
+		ToolsConfig:      compose.ToolsNodeConfig{Tools: gatedTools(host, gate)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agent, m
+}
+
 // TestReActAgentGates: Eino's ReAct agent runs the host's three tools behind the
 // blocking Gate, in parallel: the device is asked about write_file alone, under its
 // tool-call id, and edits it once list_files has run (so list_files ran while its
@@ -79,16 +94,9 @@ func TestReActAgentGates(t *testing.T) {
 	host := paneltest.NewHost()
 	d, _, approvals := paneltest.NewGated(t, session, &askuser.Options{Policy: paneltest.Policy()},
 		paneltest.Pick(), host.EditOnceListed(t, paneltest.WriteFileEdit))
-	m := &scriptedModel{calls: gatedCalls}
-	agent, err := react.NewAgent(t.Context(), &react.AgentConfig{
-		ToolCallingModel: m,
-		ToolsConfig: compose.ToolsNodeConfig{Tools: gatedTools(host, func(inner tool.InvokableTool) tool.BaseTool {
-			return askeino.NewGate(d, inner, nil)
-		})},
+	agent, m := gatedReAct(t, host, func(inner tool.InvokableTool) tool.BaseTool {
+		return askeino.NewGate(d, inner, nil)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := agent.Generate(askeino.WithSession(t.Context(), session), []*schema.Message{schema.UserMessage("Add the settings page.")}); err != nil {
 		t.Fatal(err)
 	}
@@ -300,16 +308,9 @@ func TestInterruptGateNoApprovalNeeded(t *testing.T) {
 // call's id.
 func TestReActAgentInterruptGate(t *testing.T) {
 	d, dev, host := gatedDispatcher(t, nil)
-	m := &scriptedModel{calls: gatedCalls}
-	agent, err := react.NewAgent(t.Context(), &react.AgentConfig{
-		ToolCallingModel: m,
-		ToolsConfig: compose.ToolsNodeConfig{Tools: gatedTools(host, func(inner tool.InvokableTool) tool.BaseTool {
-			return askeino.NewInterruptGate(d, inner, nil)
-		})},
+	agent, m := gatedReAct(t, host, func(inner tool.InvokableTool) tool.BaseTool {
+		return askeino.NewInterruptGate(d, inner, nil)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sub, opts := agent.ExportGraph()
 	g := compose.NewGraph[[]*schema.Message, *schema.Message]()
 	must(t, g.AddGraphNode("react", sub, opts...))
