@@ -5,11 +5,13 @@ go 1.26.0
 replace (
 	github.com/askuser-go/askuser => ../..
 	github.com/askuser-go/askuser/cluster => ../../cluster
+	github.com/askuser-go/askuser/examples/internal/browsertest => ../internal/browsertest
 )
 
 require (
 	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
 	github.com/askuser-go/askuser/cluster v0.0.0-00010101000000-000000000000
+	github.com/askuser-go/askuser/examples/internal/browsertest v0.0.0-00010101000000-000000000000
 	github.com/chromedp/chromedp v0.23.1
 	github.com/coder/websocket v1.8.15
 	github.com/nats-io/nats-server/v2 v2.15.3

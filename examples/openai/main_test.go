@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askuser-go/askuser/examples/internal/browsertest"
 	"github.com/askuser-go/askuser/examples/internal/exampletest"
 	"github.com/askuser-go/askuser/internal/leakcheck"
 )
@@ -29,19 +30,22 @@ const (
 // TestReplayEndToEnd runs the example without an API key, as a person would: it
 // replays the recorded exchange, serves the page, a browser device (a WebSocket client
 // here) answers the question, or declines, and edits the write_file call it is asked to
-// approve, and the example prints every tool result the model was sent and the model's
+// approve; then the same in headless Chromium, the person clicking on the page's panel
+// and its approval card; and the example prints every tool result the model was sent and the model's
 // last message, and returns.
 func TestReplayEndToEnd(t *testing.T) {
-	approval := &exampletest.Approval{CallID: "call_Jd2Pu9Mc5Fo1Gx7Sh4Ki0Nw3", Tool: "write_file", Edit: json.RawMessage(edit)}
+	approval := &exampletest.Approval{CallID: "call_Jd2Pu9Mc5Fo1Gx7Sh4Ki0Nw3", Tool: "write_file", Shows: "web/src/pages/settings.tsx", Edit: json.RawMessage(edit)}
 	for _, tc := range []struct {
 		name     string
 		decline  bool
 		approval *exampletest.Approval
 		results  []string
 		final    string
+		browser  func(context.Context, *testing.T, string, exampletest.Replay)
 	}{
-		{"answered", false, approval, []string{answered, listed, written, dropRefused}, "assistant: Thanks, that settles it."},
-		{"declined", true, nil, []string{`tool result (ask_user_questions): {"error": "User declined to answer"}`}, "assistant: No answer, so"},
+		{"answered", false, approval, []string{answered, listed, written, dropRefused}, "assistant: Thanks, that settles it.", nil},
+		{"in Chromium", false, approval, []string{answered, listed, written, dropRefused}, "assistant: Thanks, that settles it.", browsertest.Device},
+		{"declined", true, nil, []string{`tool result (ask_user_questions): {"error": "User declined to answer"}`}, "assistant: No answer, so", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			exampletest.Check(t, exampletest.Replay{
@@ -55,6 +59,7 @@ func TestReplayEndToEnd(t *testing.T) {
 				ResultPrefix: "tool result ",
 				Results:      tc.results,
 				Final:        tc.final,
+				Browser:      tc.browser,
 			})
 		})
 	}

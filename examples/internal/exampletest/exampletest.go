@@ -1,5 +1,5 @@
 // Package exampletest runs the examples that replay a recorded LLM exchange end to end,
-// with a WebSocket device answering in the browser's place.
+// with a WebSocket device answering in the browser's place, or a browser of the test's.
 package exampletest
 
 import (
@@ -39,20 +39,28 @@ type Replay struct {
 	Results      []string
 	// Final starts the line that ends the run: the model's last message.
 	Final string
+	// Browser, when set, is the device in the WebSocket client's place: it opens the
+	// example's page at url, and answers (or declines) and decides as the WebSocket
+	// client would, checking what the panel shows; it returns once it has decided the
+	// last request, and fails t when the page does not show what it should.
+	Browser func(ctx context.Context, t *testing.T, url string, r Replay)
 }
 
 // Approval is an approval the device is shown, and its decision: an edit.
 type Approval struct {
 	// CallID and Tool are the recorded tool call's id and tool.
 	CallID, Tool string
+	// Shows is a part of the recorded arguments that the approval's card shows, for a
+	// Browser to check.
+	Shows string
 	// Edit are the arguments the person edits the call to.
 	Edit json.RawMessage
 }
 
 // Check runs the example as a person would: it replays the recorded exchange and serves
-// the page, a browser device (a WebSocket client here) answers the question, or
-// declines, and edits the approval it is shown, and the example prints the tool results
-// the model was sent and the model's last message, and returns.
+// the page, a browser device (a WebSocket client, or r.Browser) answers the question,
+// or declines, and edits the approval it is shown, and the example prints the tool
+// results the model was sent and the model's last message, and returns.
 func Check(t *testing.T, r Replay) {
 	t.Helper()
 	lines := make(chan string, 64)
@@ -96,6 +104,26 @@ func Check(t *testing.T, r Replay) {
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("GET /%s: %s", path, resp.Status)
 		}
+	}
+
+	// printed checks what the example printed once the device has decided: every tool
+	// result, the model's last message, and that it returned.
+	printed := func() {
+		t.Helper()
+		for _, want := range r.Results {
+			if got := wait(r.ResultPrefix); got != want {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		}
+		wait(r.Final)
+		if err := <-done; err != nil {
+			t.Fatalf("the example failed: %v", err)
+		}
+	}
+	if r.Browser != nil {
+		r.Browser(ctx, t, url, r)
+		printed()
+		return
 	}
 
 	// The browser device: it picks the first option of the question it is shown, or
@@ -146,15 +174,7 @@ func Check(t *testing.T, r Replay) {
 		<-deviceDone
 	}()
 
-	for _, want := range r.Results {
-		if got := wait(r.ResultPrefix); got != want {
-			t.Errorf("got  %s\nwant %s", got, want)
-		}
-	}
-	wait(r.Final)
-	if err := <-done; err != nil {
-		t.Fatalf("the example failed: %v", err)
-	}
+	printed()
 	<-deviceDone
 	wantApprovals := 0
 	if r.Approval != nil {
