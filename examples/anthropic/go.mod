@@ -1,17 +1,25 @@
 module github.com/askuser-go/askuser/examples/anthropic
 
-go 1.26
+go 1.26.0
 
 replace (
 	github.com/askuser-go/askuser => ../../
+	github.com/askuser-go/askuser/examples/internal/browsertest => ../internal/browsertest
 	github.com/askuser-go/askuser/integrations/askanthropic => ../../integrations/askanthropic
 )
 
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.17.0
 	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
+	github.com/askuser-go/askuser/examples/internal/browsertest v0.0.0-00010101000000-000000000000
 	github.com/askuser-go/askuser/integrations/askanthropic v0.0.0-00010101000000-000000000000
-	github.com/coder/websocket v1.8.15
+)
+
+require (
+	github.com/chromedp/cdproto v0.160.1 // indirect
+	github.com/chromedp/chromedp v0.23.1 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 )
 
 require (

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"testing"
 	"time"
 
+	"github.com/askuser-go/askuser/examples/internal/browsertest"
 	"github.com/askuser-go/askuser/examples/internal/exampletest"
 	"github.com/askuser-go/askuser/internal/leakcheck"
 )
@@ -13,18 +15,37 @@ import (
 // TestMain fails the run when goroutines started by the tests outlive them.
 func TestMain(m *testing.M) { leakcheck.Main(m, 5*time.Second, nil) }
 
+// The recorded question's answer, and the results of the recorded turn of three tool
+// calls, with their error flags: list_files ran; write_file ran once the person had
+// moved it to another path on the panel; drop_table was refused by the Policy.
+const (
+	answered    = `tool result (ask_user_questions, is_error false): {"answers":[{"question":"Which framework should we use for the new module?","selectedLabels":["Vue 3 (Recommended)"],"customInput":null}]}`
+	listed      = `tool result (list_files, is_error false): {"files":["index.tsx","profile.tsx","security.tsx"]}`
+	written     = `tool result (write_file, is_error false): {"notice": "The user edited the arguments of this tool call before it ran: it ran with the arguments given here, not with yours.", "arguments": {"path":"web/src/pages/admin/index.vue","content":"<template>\n  <AdminLayout />\n</template>\n"}, "result": {"wrote":"web/src/pages/admin/index.vue","bytes":41}}`
+	dropRefused = `tool result (drop_table, is_error true): {"error": "This tool call is not allowed here; the tool did not run. Do not call it again."}`
+	// edit is the person's edit of the recorded write_file call: another path.
+	edit = `{"path":"web/src/pages/admin/index.vue","content":"<template>\n  <AdminLayout />\n</template>\n"}`
+)
+
 // TestReplayEndToEnd runs the example without an API key, as a person would: it
 // replays the recorded exchange, serves the page, a browser device (a WebSocket client
-// here) answers the question, and the example prints the tool result the model was sent
-// and the model's last message, and returns.
+// here) answers the question, or declines, and edits the write_file call it is asked to
+// approve; then the same in headless Chromium, the person clicking on the page's panel
+// and its approval card; and the example prints every tool result the model was sent, with its
+// is_error, and the model's last message, and returns.
 func TestReplayEndToEnd(t *testing.T) {
+	approval := &exampletest.Approval{CallID: "toolu_01Ht3Jy6Pe9Fa4Ud0Wm8Cq5S", Tool: "write_file", Shows: "web/src/pages/admin.vue", Edit: json.RawMessage(edit)}
 	for _, tc := range []struct {
-		name          string
-		decline       bool
-		result, final string
+		name     string
+		decline  bool
+		approval *exampletest.Approval
+		results  []string
+		final    string
+		browser  func(context.Context, *testing.T, string, exampletest.Replay)
 	}{
-		{"answered", false, `tool result (is_error false): {"answers":[{"question":"Which framework should we use for the new module?","selectedLabels":["Vue 3 (Recommended)"],"customInput":null}]}`, "assistant: Thanks, that settles it."},
-		{"declined", true, `tool result (is_error true): {"error": "User declined to answer"}`, "assistant: No answer, so"},
+		{"answered", false, approval, []string{answered, listed, written, dropRefused}, "assistant: Thanks, that settles it.", nil},
+		{"in Chromium", false, approval, []string{answered, listed, written, dropRefused}, "assistant: Thanks, that settles it.", browsertest.Device},
+		{"declined", true, nil, []string{`tool result (ask_user_questions, is_error true): {"error": "User declined to answer"}`}, "assistant: No answer, so", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			exampletest.Check(t, exampletest.Replay{
@@ -34,9 +55,11 @@ func TestReplayEndToEnd(t *testing.T) {
 				KeyVar:       "ANTHROPIC_API_KEY",
 				CallID:       "toolu_01A09q90qw90lq917835lq9",
 				Decline:      tc.decline,
+				Approval:     tc.approval,
 				ResultPrefix: "tool result ",
-				Result:       tc.result,
+				Results:      tc.results,
 				Final:        tc.final,
+				Browser:      tc.browser,
 			})
 		})
 	}

@@ -5,6 +5,7 @@ go 1.26.0
 replace (
 	github.com/askuser-go/askuser => ../..
 	github.com/askuser-go/askuser/cluster => ../../cluster
+	github.com/askuser-go/askuser/examples/internal/browsertest => ../internal/browsertest
 	github.com/askuser-go/askuser/examples/internal/metrics => ../internal/metrics
 	github.com/askuser-go/askuser/integrations/askotel => ../../integrations/askotel
 )
@@ -12,6 +13,7 @@ replace (
 require (
 	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
 	github.com/askuser-go/askuser/cluster v0.0.0-00010101000000-000000000000
+	github.com/askuser-go/askuser/examples/internal/browsertest v0.0.0-00010101000000-000000000000
 	github.com/askuser-go/askuser/examples/internal/metrics v0.0.0-00010101000000-000000000000
 	github.com/chromedp/chromedp v0.23.1
 	github.com/coder/websocket v1.8.15

@@ -4,18 +4,17 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/cluster/natstest"
+	"github.com/askuser-go/askuser/examples/internal/browsertest"
 	"github.com/askuser-go/askuser/examples/internal/demo"
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
@@ -77,33 +76,12 @@ func startReplica(t *testing.T, natsURL, name string) *httptest.Server {
 // Chromium; each page says which replica it is on. Chromium is required: without it the
 // test fails.
 func TestBrowserAnswersOnAnotherReplica(t *testing.T) {
-	chrome, err := findChrome()
-	if err != nil {
-		t.Fatal(err)
-	}
+	browser := browsertest.Browser(t)
 	ns := startTestNATS(t)
 	r1 := startReplica(t, ns.ClientURL(), "r1")
 	startReplica(t, ns.ClientURL(), "r2")
 	r3 := startReplica(t, ns.ClientURL(), "r3")
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chrome),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")),
-		chromedp.WindowSize(1200, 1000),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("starting Chromium (%s): %v", chrome, err)
-	}
 	session := fmt.Sprint(time.Now().UnixNano() % 1_000_000_000)
 
 	tabA, cancelA := chromedp.NewContext(browser)
@@ -166,19 +144,6 @@ func get[T any](t *testing.T, tab context.Context, a chromedp.Action[T]) T {
 		t.Fatal(err)
 	}
 	return v
-}
-
-func findChrome() (string, error) {
-	if p := os.Getenv("E2E_CHROME"); p != "" {
-		return p, nil
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("no Chromium found: this test needs a headless browser. " +
-		"Install it (Debian/Ubuntu: apt-get install -y chromium) or set E2E_CHROME to a Chrome or Chromium binary")
 }
 
 // device is a WebSocket client of the demo, reading its events.

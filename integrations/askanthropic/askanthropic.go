@@ -1,19 +1,29 @@
 // Package askanthropic connects askuser to the Anthropic Go SDK
 // (github.com/anthropics/anthropic-sdk-go/v2): it gives the ask_user_questions tool as
 // an [anthropic.ToolParam] with strict tool use, and answers the model's tool_use blocks
-// for that tool with tool_result blocks, is_error set when the person did not answer.
+// with tool_result blocks, is_error set for every call that gave no answer or result.
+//
+// [ToolResultBlocks] answers every tool_use of the turn: ask_user_questions asked on the
+// person's devices, the host's own tools gated by the dispatcher's
+// [askuser.Options.Policy] and run by the host's function.
 //
 //	params.Tools = append(params.Tools, askanthropic.Tool())
 //	msg, err := client.Messages.New(ctx, params)
 //	...
 //	params.Messages = append(params.Messages, msg.ToParam())
+//	blocks := askanthropic.ToolResultBlocks(ctx, d, session, msg, runTool) // blocks until every call has ended
+//	params.Messages = append(params.Messages, anthropic.NewUserMessage(blocks...))
+//
+// A host that runs its other tools itself answers the ask_user_questions calls alone
+// with [ToolResults], and adds its own tool_result blocks beside theirs:
+//
 //	results := askanthropic.ToolResults(ctx, d, session, msg) // blocks until answered
 //	results = append(results, otherToolResults...)         // the host's other tools
 //	params.Messages = append(params.Messages, anthropic.NewUserMessage(results...))
 //
-// The tool_use id becomes the question's request id ([askuser.ToolCall.ID]), so a run
-// resumed after a restart that dispatches the same tool_use again joins the question
-// still pending instead of asking twice.
+// The tool_use id passes through untouched: it becomes the question's or the approval's
+// request id ([askuser.ToolCall.ID]), so a run resumed after a restart that makes the
+// same call again joins the question or approval still pending instead of asking twice.
 package askanthropic
 
 import (
@@ -69,7 +79,7 @@ func Tool() anthropic.ToolUnionParam {
 // every one has ended (answered, declined, timed out, cancelled, ...; see
 // [askuser.Dispatcher.Dispatch]). Blocks of other tools are left to the host, whose
 // tool_result blocks go in the same user message as these. A nil msg, or one without
-// such a call, gives none.
+// such a call, gives none. [ToolResultBlocks] answers every tool_use instead.
 //
 // The tool_use id is passed to Dispatch untouched as [askuser.ToolCall.ID]. The API
 // always gives one; were it empty, the dispatcher would make a fresh request id (so a

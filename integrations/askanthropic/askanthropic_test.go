@@ -26,6 +26,14 @@ const (
 // tool results for its ask_user_questions call, and the model's next turn.
 func converse(t *testing.T, api *fakeAPI, d *askuser.Dispatcher) *anthropic.Message {
 	t.Helper()
+	return converseTurn(t, api, func(ctx context.Context, msg *anthropic.Message) []anthropic.ContentBlockParamUnion {
+		return askanthropic.ToolResults(ctx, d, askuser.IntSession(session), msg)
+	})
+}
+
+// converseTurn is converse with the tool results given by turn.
+func converseTurn(t *testing.T, api *fakeAPI, turn func(context.Context, *anthropic.Message) []anthropic.ContentBlockParamUnion) *anthropic.Message {
+	t.Helper()
 	ctx := context.Background()
 	client := api.client()
 	params := anthropic.MessageNewParams{
@@ -42,8 +50,7 @@ func converse(t *testing.T, api *fakeAPI, d *askuser.Dispatcher) *anthropic.Mess
 		t.Fatalf("stop_reason %q, want tool_use", msg.StopReason)
 	}
 	params.Messages = append(params.Messages, msg.ToParam())
-	results := askanthropic.ToolResults(ctx, d, askuser.IntSession(session), msg)
-	params.Messages = append(params.Messages, anthropic.NewUserMessage(results...))
+	params.Messages = append(params.Messages, anthropic.NewUserMessage(turn(ctx, msg)...))
 	final, err := client.Messages.New(ctx, params)
 	if err != nil {
 		t.Fatal(err)

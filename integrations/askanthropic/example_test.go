@@ -36,6 +36,36 @@ func Example() {
 	// {"content":[{"tool_use_id":"toolu_01","is_error":false,"content":[{"text":"{\"answers\":[{\"question\":\"Which framework should we use?\",\"selectedLabels\":[\"Vue 3 (Recommended)\"],\"customInput\":null}]}","type":"text"}],"type":"tool_result"}],"role":"user"}
 }
 
+// Every tool_use of the turn gets its tool_result: the host's tools through the gate of
+// the dispatcher's Policy, then the host's function, is_error set when a call did not
+// run. (Here no call needs the person: list_files is allowed, drop_table denied.)
+func ExampleToolResultBlocks() {
+	devices := &firstChoice{}
+	d := askuser.New(devices, &askuser.Options{Policy: &askuser.Policy{
+		Deny:  []askuser.Rule{{Tool: "drop_*"}},
+		Allow: []askuser.Rule{{Tool: "list_files"}},
+	}})
+	devices.d = d
+	defer d.Close()
+	runTool := func(ctx context.Context, call askuser.ToolCall) (string, error) {
+		return `["README.md","go.mod"]`, nil // the host's own list_files
+	}
+
+	var msg anthropic.Message // as client.Messages.New returns it
+	_ = json.Unmarshal([]byte(`{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-6",
+		"content":[{"type":"tool_use","id":"toolu_01","name":"list_files","input":{"dir":"."}},
+		           {"type":"tool_use","id":"toolu_02","name":"drop_table","input":{"table":"users"}}],
+		"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`), &msg)
+
+	for _, b := range askanthropic.ToolResultBlocks(context.Background(), d, askuser.IntSession(1), &msg, runTool) {
+		r := b.OfToolResult
+		fmt.Println(r.ToolUseID, r.IsError.Value, r.Content[0].OfText.Text)
+	}
+	// Output:
+	// toolu_01 false ["README.md","go.mod"]
+	// toolu_02 true {"error": "This tool call is not allowed here; the tool did not run. Do not call it again."}
+}
+
 // The tool as the request sends it: the Anthropic-strict schema, with strict tool use.
 func ExampleTool() {
 	params := anthropic.MessageNewParams{

@@ -54,3 +54,34 @@ func ExampleNewTool() {
 	// asked: call_1 Which framework should we use?
 	// The user said: {"answers":[{"question":"Which framework should we use?","selectedLabels":["React"],"customInput":null}]}
 }
+
+// The host's own tool behind the gate: the dispatcher's Policy lets list_files run and
+// refuses drop_table; a call it asks about would wait for the person's decision on one of
+// their devices. The model reads each result as the tool message of its call.
+func ExampleNewGate() {
+	ctx := context.Background()
+	d := askuser.New(newDevices(), &askuser.Options{Policy: &askuser.Policy{
+		Deny:  []askuser.Rule{{Tool: "drop_*"}},
+		Allow: []askuser.Rule{{Tool: "list_files"}},
+	}})
+	defer d.Close()
+
+	dropTable := hostTool{name: "drop_table"} // the host's own tool.InvokableTool
+	model := &scriptedModel{calls: []schema.ToolCall{{ID: "call_1", Function: schema.FunctionCall{Name: "drop_table", Arguments: `{"table":"users"}`}}}}
+	agent, err := react.NewAgent(ctx, &react.AgentConfig{
+		ToolCallingModel: model,
+		ToolsConfig:      compose.ToolsNodeConfig{Tools: []tool.BaseTool{askeino.NewGate(d, dropTable, nil)}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := agent.Generate(askeino.WithSession(ctx, askuser.IntSession(123)), []*schema.Message{schema.UserMessage("Clean up the database.")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(out.Content)
+	// Output:
+	// The user said: {"error": "This tool call is not allowed here; the tool did not run. Do not call it again."}
+}

@@ -51,21 +51,48 @@ func (t *devices) count(typ string) int {
 // ask waits for the n-th question asked (from 0).
 func (t *devices) ask(tb testing.TB, n int) askuser.AskData {
 	tb.Helper()
+	var a askuser.AskData
+	if err := json.Unmarshal(t.nth(tb, askuser.EventAsk, n).Data, &a); err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
+// approval waits for the n-th approval asked (from 0).
+func (t *devices) approval(tb testing.TB, n int) askuser.ApprovalData {
+	tb.Helper()
+	var a askuser.ApprovalData
+	if err := json.Unmarshal(t.nth(tb, askuser.EventApproval, n).Data, &a); err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
+// approvals returns every approval asked so far, on a closed channel.
+func (t *devices) approvals(tb testing.TB) <-chan askuser.ApprovalData {
+	tb.Helper()
+	ch := make(chan askuser.ApprovalData, t.count(askuser.EventApproval))
+	for n := range cap(ch) {
+		ch <- t.approval(tb, n)
+	}
+	close(ch)
+	return ch
+}
+
+// nth waits for the n-th event of the type sent (from 0).
+func (t *devices) nth(tb testing.TB, typ string, n int) askuser.Event {
+	tb.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
 		t.mu.Lock()
 		seen := 0
 		for _, ev := range t.events {
-			if ev.Type != askuser.EventAsk {
+			if ev.Type != typ {
 				continue
 			}
 			if seen == n {
 				t.mu.Unlock()
-				var a askuser.AskData
-				if err := json.Unmarshal(ev.Data, &a); err != nil {
-					tb.Fatal(err)
-				}
-				return a
+				return ev
 			}
 			seen++
 		}
@@ -73,7 +100,7 @@ func (t *devices) ask(tb testing.TB, n int) askuser.AskData {
 		select {
 		case <-t.wake:
 		case <-deadline:
-			tb.Fatalf("question %d was not asked", n)
+			tb.Fatalf("event %s %d was not sent", typ, n)
 		}
 	}
 }
@@ -100,10 +127,12 @@ func firstOptions(qs []askuser.Question) []askuser.Answer {
 }
 
 // scriptedModel is a model.ToolCallingChatModel that plays a model: its first reply
-// calls ask_user_questions; then it answers with the tool result it was given.
+// calls ask_user_questions (or makes calls, when set); then it answers with the tool
+// result it was given.
 type scriptedModel struct {
 	callID string
 	args   string
+	calls  []schema.ToolCall
 
 	mu    sync.Mutex
 	seen  [][]*schema.Message // every input, in order
@@ -119,6 +148,9 @@ func (m *scriptedModel) Generate(_ context.Context, input []*schema.Message, _ .
 	last := input[len(input)-1]
 	if last.Role == schema.Tool {
 		return schema.AssistantMessage("The user said: "+last.Content, nil), nil
+	}
+	if m.calls != nil {
+		return schema.AssistantMessage("", m.calls), nil
 	}
 	return schema.AssistantMessage("", []schema.ToolCall{{
 		ID:       m.callID,
@@ -149,6 +181,26 @@ func (m *scriptedModel) toolMessage(tb testing.TB) *schema.Message {
 	for _, in := range m.seen {
 		if last := in[len(in)-1]; last.Role == schema.Tool {
 			return last
+		}
+	}
+	tb.Fatal("the model was given no tool result")
+	return nil
+}
+
+// toolMessages returns the tool messages of the model's last input that has any.
+func (m *scriptedModel) toolMessages(tb testing.TB) []*schema.Message {
+	tb.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := len(m.seen) - 1; i >= 0; i-- {
+		var out []*schema.Message
+		for _, msg := range m.seen[i] {
+			if msg.Role == schema.Tool {
+				out = append(out, msg)
+			}
+		}
+		if out != nil {
+			return out
 		}
 	}
 	tb.Fatal("the model was given no tool result")

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
-	"time"
 
 	"github.com/askuser-go/askuser"
 	"github.com/cloudwego/eino/components/tool"
@@ -19,6 +17,9 @@ func init() {
 	schema.RegisterName[*Question]("askuser_askeino_question")
 	schema.RegisterName[*State]("askuser_askeino_state")
 	schema.RegisterName[*Resume]("askuser_askeino_resume")
+	schema.RegisterName[*Approval]("askuser_askeino_approval")
+	schema.RegisterName[*ApprovalState]("askuser_askeino_approval_state")
+	schema.RegisterName[*ApprovalResume]("askuser_askeino_approval_resume")
 }
 
 // Question is the info of an [InterruptTool]'s interrupt: what the session's devices
@@ -60,30 +61,16 @@ type Resume struct {
 // pending after the interrupted run returns, until it is answered, declined, times out
 // or is cancelled. Its outcome is kept, in memory, until a resumed call takes it.
 type InterruptTool struct {
-	d    *askuser.Dispatcher
-	opts Options
-
-	mu    sync.Mutex
-	asked map[askKey]*asking // by session and request id; removed by the call that takes the result
-}
-
-type askKey struct {
-	session askuser.SessionID
-	id      string
-}
-
-// asking is one question asked by an interrupted call. res is written once, before
-// done is closed.
-type asking struct {
-	done chan struct{}
-	res  askuser.Result
+	d     *askuser.Dispatcher
+	opts  Options
+	asked startedSet[askuser.Result]
 }
 
 var _ tool.InvokableTool = (*InterruptTool)(nil)
 
 // NewInterruptTool returns the interrupting tool, asking through d. opts may be nil.
 func NewInterruptTool(d *askuser.Dispatcher, opts *Options) *InterruptTool {
-	return &InterruptTool{d: d, opts: opts.withDefaults(), asked: map[askKey]*asking{}}
+	return &InterruptTool{d: d, opts: opts.withDefaults()}
 }
 
 // Info returns [ToolInfo].
@@ -133,19 +120,23 @@ func (t *InterruptTool) InvokableRun(ctx context.Context, argumentsInJSON string
 	if !isTarget {
 		select {
 		case <-a.done:
-			return t.take(session, st.RequestID, a).Content, nil
+			return t.asked.take(askKey{session, st.RequestID}, a).Content, nil
 		default:
 			return "", interrupt(ctx, st.RequestID, req, st)
 		}
 	}
 	if hasData && data != nil {
-		if err := t.deliver(ctx, session, st.RequestID, data, a); err != nil && !errors.Is(err, askuser.ErrNotPending) {
+		ev, err := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{RequestID: st.RequestID, Answers: data.Answers, Declined: data.Declined})
+		if err == nil {
+			err = deliver(ctx, t.d, ev, a.done)
+		}
+		if err != nil && !errors.Is(err, askuser.ErrNotPending) {
 			return "", err
 		}
 	}
 	select {
 	case <-a.done:
-		return t.take(session, st.RequestID, a).Content, nil
+		return t.asked.take(askKey{session, st.RequestID}, a).Content, nil
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
@@ -156,51 +147,8 @@ func interrupt(ctx context.Context, id string, req *askuser.Request, st *State) 
 }
 
 // start asks the question unless this tool is already asking it, and returns it.
-func (t *InterruptTool) start(session askuser.SessionID, id string, req *askuser.Request) *asking {
-	k := askKey{session, id}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if a := t.asked[k]; a != nil {
-		return a
-	}
-	a := &asking{done: make(chan struct{})}
-	t.asked[k] = a
-	go func() {
-		a.res = t.d.Ask(context.Background(), session, id, req)
-		close(a.done)
-	}()
-	return a
-}
-
-// take returns an ended question's result and forgets it.
-func (t *InterruptTool) take(session askuser.SessionID, id string, a *asking) askuser.Result {
-	t.mu.Lock()
-	if t.asked[askKey{session, id}] == a {
-		delete(t.asked, askKey{session, id})
-	}
-	t.mu.Unlock()
-	return a.res
-}
-
-// deliver gives the dispatcher the host's answers as a device's event. The question is
-// registered by the Ask that start runs beside, and may not be yet: ErrNotPending is
-// tried again until that Ask has returned.
-func (t *InterruptTool) deliver(ctx context.Context, session askuser.SessionID, id string, r *Resume, a *asking) error {
-	ev, err := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{RequestID: id, Answers: r.Answers, Declined: r.Declined})
-	if err != nil {
-		return err
-	}
-	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		err := t.d.HandleEvent(ctx, ev)
-		if !errors.Is(err, askuser.ErrNotPending) {
-			return err
-		}
-		select {
-		case <-a.done:
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-	}
+func (t *InterruptTool) start(session askuser.SessionID, id string, req *askuser.Request) *started[askuser.Result] {
+	return t.asked.start(askKey{session, id}, func() askuser.Result {
+		return t.d.Ask(context.Background(), session, id, req)
+	})
 }

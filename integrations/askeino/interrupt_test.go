@@ -12,20 +12,24 @@ import (
 )
 
 // agentGraph is a ReAct loop as a compose graph (a chat model node, a ToolsNode with
-// the interrupting tool, a branch back to the model), compiled with a checkpoint store,
-// as Eino's own interrupt-and-resume tests build it.
-func agentGraph(t *testing.T, m *scriptedModel, tl tool.BaseTool, store compose.CheckPointStore) compose.Runnable[[]*schema.Message, *schema.Message] {
+// the tools, a branch back to the model), compiled with a checkpoint store, as Eino's
+// own interrupt-and-resume tests build it.
+func agentGraph(t *testing.T, m *scriptedModel, store compose.CheckPointStore, tls ...tool.BaseTool) compose.Runnable[[]*schema.Message, *schema.Message] {
 	t.Helper()
 	ctx := t.Context()
-	info, err := tl.Info(ctx)
+	var infos []*schema.ToolInfo
+	for _, tl := range tls {
+		info, err := tl.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos = append(infos, info)
+	}
+	cm, err := m.WithTools(infos)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, err := m.WithTools([]*schema.ToolInfo{info})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: []tool.BaseTool{tl}})
+	tools, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: tls})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +87,7 @@ func interrupted(t *testing.T, r compose.Runnable[[]*schema.Message, *schema.Mes
 func TestInterruptAndResume(t *testing.T) {
 	d, dev := newDispatcher(t)
 	m := &scriptedModel{callID: "call_1", args: frameworkArgs}
-	r := agentGraph(t, m, askeino.NewInterruptTool(d, nil), &memoryStore{})
+	r := agentGraph(t, m, &memoryStore{}, askeino.NewInterruptTool(d, nil))
 	ctx := askeino.WithSession(t.Context(), session)
 
 	id, q := interrupted(t, r, ctx, "run-1")
@@ -116,7 +120,7 @@ func TestInterruptAndResume(t *testing.T) {
 func TestResumeWaitsForAnswer(t *testing.T) {
 	d, dev := newDispatcher(t)
 	m := &scriptedModel{callID: "call_1", args: frameworkArgs}
-	r := agentGraph(t, m, askeino.NewInterruptTool(d, nil), &memoryStore{})
+	r := agentGraph(t, m, &memoryStore{}, askeino.NewInterruptTool(d, nil))
 	ctx := askeino.WithSession(t.Context(), session)
 	id, _ := interrupted(t, r, ctx, "run-2")
 	go func() { answer(t, d, session, dev.ask(t, 0)) }()
@@ -150,7 +154,7 @@ func TestResumeWithData(t *testing.T) {
 			d := askuser.New(dev, &askuser.Options{Observer: askuser.Hooks{OnEnd: func(e askuser.Ended) { ended = append(ended, e) }}})
 			defer d.Close()
 			m := &scriptedModel{callID: "call_1", args: frameworkArgs}
-			r := agentGraph(t, m, askeino.NewInterruptTool(d, nil), &memoryStore{})
+			r := agentGraph(t, m, &memoryStore{}, askeino.NewInterruptTool(d, nil))
 			ctx := askeino.WithSession(t.Context(), session)
 			id, q := interrupted(t, r, ctx, "run-3")
 			out, err := r.Invoke(compose.ResumeWithData(ctx, id, c.data(q)), nil, compose.WithCheckPointID("run-3"))
@@ -175,7 +179,7 @@ func TestResumeWithData(t *testing.T) {
 func TestInterruptToolInvalidArguments(t *testing.T) {
 	d, dev := newDispatcher(t)
 	m := &scriptedModel{callID: "call_1", args: `{"questions":"nope"}`}
-	r := agentGraph(t, m, askeino.NewInterruptTool(d, nil), &memoryStore{})
+	r := agentGraph(t, m, &memoryStore{}, askeino.NewInterruptTool(d, nil))
 	out, err := r.Invoke(askeino.WithSession(t.Context(), session), []*schema.Message{schema.UserMessage("go")}, compose.WithCheckPointID("run-4"))
 	if err != nil {
 		t.Fatal(err)

@@ -3,10 +3,18 @@
 // one of their devices; [InterruptTool], for hosts that checkpoint, asks and interrupts
 // the run at once, and a resumed run gets the answer, never asking twice.
 //
-//	ctx = askeino.WithSession(ctx, askuser.IntSession(123)) // whose devices to ask
-//	tools := compose.ToolsNodeConfig{Tools: []tool.BaseTool{askeino.NewTool(d, nil)}}
+// It also puts a host's own Eino tools behind askuser's gate, in the same two forms:
+// [Gate] asks for the person's approval, blocking, before the wrapped tool runs, as the
+// dispatcher's [askuser.Options.Policy] says; [InterruptGate] interrupts the run while
+// the approval waits, and the resumed run gets the decision given meanwhile.
 //
-// The tool's request id is the model's tool-call id, as Eino's ToolsNode gives it
+//	ctx = askeino.WithSession(ctx, askuser.IntSession(123)) // whose devices to ask
+//	tools := compose.ToolsNodeConfig{Tools: []tool.BaseTool{
+//		askeino.NewTool(d, nil),
+//		askeino.NewGate(d, deleteBranch, nil), // deleteBranch: the host's tool.InvokableTool
+//	}}
+//
+// The request id is the model's tool-call id, as Eino's ToolsNode gives it
 // ([compose.GetToolCallID]); docs/EINO.md says more.
 package askeino
 

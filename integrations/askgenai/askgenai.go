@@ -1,25 +1,36 @@
 // Package askgenai connects askuser to the Google Gen AI Go SDK (google.golang.org/genai)
 // for Gemini: it gives the ask_user_questions tool as a [genai.FunctionDeclaration] and
-// answers the model's function calls of it with function responses.
+// answers the model's function calls with function responses, an error under "error".
 //
-//	config := &genai.GenerateContentConfig{Tools: []*genai.Tool{askgenai.Tool()}}
+// [TurnResponses] answers every function call of the turn: ask_user_questions asked on
+// the person's devices, the host's own functions gated by the dispatcher's
+// [askuser.Options.Policy] and run by the host's function.
+//
+//	config := &genai.GenerateContentConfig{Tools: []*genai.Tool{askgenai.Tool(), hostTools}}
 //	resp, err := client.Models.GenerateContent(ctx, model, history, config)
 //	...
 //	turn := resp.Candidates[0].Content
 //	history = append(history, turn)
+//	parts := askgenai.TurnResponses(ctx, d, session, turnID, turn, runTool) // blocks until every call has ended
+//	history = append(history, genai.NewContentFromParts(parts, genai.RoleUser))
+//
+// A host that runs its other functions itself answers the ask_user_questions calls
+// alone with [FunctionResponses], and adds its own responses beside theirs:
+//
 //	parts := askgenai.FunctionResponses(ctx, d, session, turnID, turn) // blocks until answered
 //	parts = append(parts, otherFunctionResponses...)                 // the host's other tools
 //	history = append(history, genai.NewContentFromParts(parts, genai.RoleUser))
 //
 // # Call ids
 //
-// The function call's id becomes the question's request id ([askuser.ToolCall.ID]), so
-// that a run resumed after a restart that dispatches the same call again joins the
-// question still pending instead of asking twice. The Gemini API often gives no id; then
-// askgenai derives one that is stable for the same call: from turnID, which the host
-// chooses to name the model's turn (a conversation id and the turn's number, say), and
-// the call's position in the turn (see [CallID]). A host that resumes a run passes the
-// same turnID for the same turn, and the same call gets the same id.
+// The function call's id becomes the question's or the approval's request id
+// ([askuser.ToolCall.ID]), so that a run resumed after a restart that makes the same
+// call again joins the question or approval still pending instead of asking twice. The
+// Gemini API often gives no id; then askgenai derives one that is stable for the same
+// call: from turnID, which the host chooses to name the model's turn (a conversation id
+// and the turn's number, say), and the call's position in the turn (see [CallID]). A
+// host that resumes a run passes the same turnID for the same turn, and the same call
+// gets the same id.
 package askgenai
 
 import (
@@ -80,7 +91,8 @@ func CallID(turnID string, index int) string {
 // per call, in the order of the calls. The calls are asked at once, each as its own
 // question, and FunctionResponses returns when every one has ended. Calls of other
 // functions are left to the host, whose function responses go in the same user content
-// as these. A nil turn, or one without such a call, gives none.
+// as these. A nil turn, or one without such a call, gives none. [TurnResponses] answers
+// every function call instead.
 //
 // Each response carries the call's id and name as they came (the id empty when the
 // call had none), and as Response the tool result ([askuser.Result.Content]) as a JSON
@@ -116,11 +128,7 @@ func FunctionResponses(ctx context.Context, d *askuser.Dispatcher, session askus
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		wg.Go(func() {
-			args, err := json.Marshal(c.fc.Args)
-			if err != nil || c.fc.Args == nil {
-				args = nil // the dispatcher says the arguments are missing
-			}
-			res := d.Dispatch(ctx, askuser.ToolCall{Session: session, ID: c.id, Name: c.fc.Name, Arguments: args})
+			res := d.Dispatch(ctx, askuser.ToolCall{Session: session, ID: c.id, Name: c.fc.Name, Arguments: arguments(c.fc)})
 			out[i] = &genai.Part{FunctionResponse: &genai.FunctionResponse{
 				ID:       c.fc.ID,
 				Name:     c.fc.Name,
@@ -130,6 +138,19 @@ func FunctionResponses(ctx context.Context, d *askuser.Dispatcher, session askus
 	}
 	wg.Wait()
 	return out
+}
+
+// arguments are a call's Args as JSON; nil when it has none, which the dispatcher
+// refuses as missing arguments of ask_user_questions.
+func arguments(fc *genai.FunctionCall) json.RawMessage {
+	if fc.Args == nil {
+		return nil
+	}
+	args, err := json.Marshal(fc.Args)
+	if err != nil {
+		return nil
+	}
+	return args
 }
 
 // responseObject is a tool result, always a JSON object, as a FunctionResponse takes it.

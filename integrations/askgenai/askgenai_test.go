@@ -53,6 +53,15 @@ func ciChoices(ask askuser.AskData) *askuser.ResultData {
 // function responses for its ask_user_questions call, the next turn.
 func converse(t *testing.T, api *fakeAPI, d *askuser.Dispatcher) *genai.GenerateContentResponse {
 	t.Helper()
+	return converseTurn(t, api, 1, func(ctx context.Context, turn *genai.Content) []*genai.Part {
+		return askgenai.FunctionResponses(ctx, d, askuser.IntSession(session), turnID, turn)
+	})
+}
+
+// converseTurn is converse with a model's turn of calls function calls, and the
+// function responses given by respond.
+func converseTurn(t *testing.T, api *fakeAPI, calls int, respond func(context.Context, *genai.Content) []*genai.Part) *genai.GenerateContentResponse {
+	t.Helper()
 	ctx := context.Background()
 	client := api.client(t)
 	config := &genai.GenerateContentConfig{Tools: []*genai.Tool{askgenai.Tool()}}
@@ -61,13 +70,12 @@ func converse(t *testing.T, api *fakeAPI, d *askuser.Dispatcher) *genai.Generate
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(resp.FunctionCalls()) != 1 {
-		t.Fatalf("the model's turn has %d function calls, want 1", len(resp.FunctionCalls()))
+	if len(resp.FunctionCalls()) != calls {
+		t.Fatalf("the model's turn has %d function calls, want %d", len(resp.FunctionCalls()), calls)
 	}
 	turn := resp.Candidates[0].Content
 	history = append(history, turn)
-	parts := askgenai.FunctionResponses(ctx, d, askuser.IntSession(session), turnID, turn)
-	history = append(history, genai.NewContentFromParts(parts, genai.RoleUser))
+	history = append(history, genai.NewContentFromParts(respond(ctx, turn), genai.RoleUser))
 	final, err := client.Models.GenerateContent(ctx, model, history, config)
 	if err != nil {
 		t.Fatal(err)

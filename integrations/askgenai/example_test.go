@@ -35,6 +35,36 @@ func Example() {
 	// {"parts":[{"functionResponse":{"name":"ask_user_questions","response":{"answers":[{"customInput":null,"question":"Which framework should we use?","selectedLabels":["Vue 3 (Recommended)"]}]}}}],"role":"user"}
 }
 
+// Every function call of the turn gets its response: the host's functions through the
+// gate of the dispatcher's Policy, then the host's function, a call that did not run
+// answered under "error". (Here no call needs the person: list_files is allowed,
+// drop_table denied.)
+func ExampleTurnResponses() {
+	devices := &firstChoice{}
+	d := askuser.New(devices, &askuser.Options{Policy: &askuser.Policy{
+		Deny:  []askuser.Rule{{Tool: "drop_*"}},
+		Allow: []askuser.Rule{{Tool: "list_files"}},
+	}})
+	devices.d = d
+	defer d.Close()
+	runTool := func(ctx context.Context, call askuser.ToolCall) (string, error) {
+		return `{"files":["README.md","go.mod"]}`, nil // the host's own list_files
+	}
+
+	var turn genai.Content // resp.Candidates[0].Content
+	_ = json.Unmarshal([]byte(`{"role":"model","parts":[
+		{"functionCall":{"name":"list_files","args":{"dir":"."}}},
+		{"functionCall":{"name":"drop_table","args":{"table":"users"}}}]}`), &turn)
+
+	for _, p := range askgenai.TurnResponses(context.Background(), d, askuser.IntSession(1), "conv-1/turn-4", &turn, runTool) {
+		b, _ := json.Marshal(p.FunctionResponse.Response)
+		fmt.Println(p.FunctionResponse.Name, string(b))
+	}
+	// Output:
+	// list_files {"files":["README.md","go.mod"]}
+	// drop_table {"error":"This tool call is not allowed here; the tool did not run. Do not call it again."}
+}
+
 // firstChoice stands in for the person's devices in the example: a transport whose one
 // device answers every question with its first option.
 type firstChoice struct{ d *askuser.Dispatcher }

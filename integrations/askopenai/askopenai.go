@@ -1,35 +1,43 @@
 // Package askopenai connects askuser to the OpenAI Go SDK
 // (github.com/openai/openai-go/v3), for both of its APIs: the ask_user_questions tool as
-// a strict function tool, and the model's calls of it answered as that API expects.
+// a strict function tool, and the model's tool calls answered as that API expects.
 //
-// Chat Completions: [ChatTool] among the request's tools; [ChatToolMessages] turns the
-// assistant message's tool calls into tool messages.
+// Chat Completions: [ChatTool] among the request's tools; [ChatToolResults] turns every
+// tool call of the assistant message into a tool message: ask_user_questions asked on
+// the person's devices, the host's own tools gated by the dispatcher's
+// [askuser.Options.Policy] and run by the host's function.
 //
 //	params.Tools = append(params.Tools, askopenai.ChatTool())
 //	completion, err := client.Chat.Completions.New(ctx, params)
 //	...
 //	msg := completion.Choices[0].Message
 //	params.Messages = append(params.Messages, msg.ToParam())
-//	params.Messages = append(params.Messages, askopenai.ChatToolMessages(ctx, d, session, msg)...)
+//	params.Messages = append(params.Messages, askopenai.ChatToolResults(ctx, d, session, msg, runTool)...)
 //
-// Responses: [ResponsesTool] among the request's tools; [ResponsesOutputs] turns the
-// response's function_call items into function_call_output items.
+// Responses: [ResponsesTool] among the request's tools; [ResponsesToolOutputs] turns the
+// response's function_call items into function_call_output items, in the same way.
 //
 //	resp, err := client.Responses.New(ctx, params)
 //	...
 //	params.PreviousResponseID = openai.String(resp.ID)
 //	params.Input = responses.ResponseNewParamsInputUnion{
-//		OfInputItemList: askopenai.ResponsesOutputs(ctx, d, session, resp),
+//		OfInputItemList: askopenai.ResponsesToolOutputs(ctx, d, session, resp, runTool),
 //	}
 //
-// Both block until every ask_user_questions call has ended, and leave the calls of other
-// tools to the host. The call id (tool_call_id, call_id) becomes the question's request
-// id ([askuser.ToolCall.ID]), so a run resumed after a restart that dispatches the same
-// call again joins the question still pending instead of asking twice.
+// (A dispatcher without a Policy runs the host's tools without asking.) A host that runs
+// its other tools itself answers the ask_user_questions calls alone with
+// [ChatToolMessages] and [ResponsesOutputs], and adds its own results beside theirs.
+//
+// Each blocks until every call it runs has ended. The call id (tool_call_id, call_id)
+// passes through untouched: it becomes the question's or the approval's request id
+// ([askuser.ToolCall.ID]), so a run resumed after a restart that makes the same call
+// again joins the question or approval still pending instead of asking twice.
 //
 // Neither API has an error flag beside a tool's output: when the person did not answer,
-// the output is the error result itself ({"error": "User declined to answer"}, ...; see
-// [askuser.Result.Content]), which the model reads as such.
+// or a call did not run (denied, timed out, ...), the output is the error result itself
+// ({"error": "User declined to answer"}, {"error": "The user denied this tool call; the
+// tool did not run. ..."}, ...; see [askuser.Result.Content] and
+// [askuser.ApprovalResult.Content]), which the model reads as such.
 //
 // The tool's schema is the [askuser.OpenAIStrict] dialect, with "strict": true: under
 // strict mode the model writes "preview": null on an option without a preview, and
@@ -110,7 +118,9 @@ func dispatch(ctx context.Context, d *askuser.Dispatcher, session askuser.Sessio
 // calls: its tool_call_id is the call's id and its content the tool result
 // ([askuser.Result.Content]). The calls are asked at once, each as its own question.
 // Calls of other tools are left to the host, whose tool messages follow the assistant
-// message too, in any order. A message without such a call gives none.
+// message too, in any order. A message without such a call gives none. A host with
+// tools of its own, to gate or not, can use [ChatToolResults] instead, which answers
+// every call.
 //
 // The call id is passed to Dispatch untouched as [askuser.ToolCall.ID]. The API always
 // gives one; were it empty, the dispatcher would make a fresh request id (so a resumed
@@ -136,7 +146,8 @@ func ChatToolMessages(ctx context.Context, d *askuser.Dispatcher, session askuse
 // per call, in the order of the calls: its call_id is the call's call_id and its output
 // the tool result ([askuser.Result.Content]). The calls are asked at once, each as its
 // own question. Items of other tools are left to the host, whose outputs go in the same
-// input. A nil resp, or one without such a call, gives none.
+// input. A nil resp, or one without such a call, gives none. [ResponsesToolOutputs]
+// answers every function call instead.
 //
 // The call_id is passed to Dispatch untouched as [askuser.ToolCall.ID]; were it empty,
 // the dispatcher would make a fresh request id and the output would carry the empty

@@ -51,9 +51,20 @@ func schemaValue(t *testing.T, d askuser.Dialect) any {
 	return v
 }
 
+// chatTurn gives the tool messages for the model's turn.
+type chatTurn func(context.Context, openai.ChatCompletionMessage) []openai.ChatCompletionMessageParamUnion
+
 // converseChat runs a recorded Chat Completions exchange with the SDK's client: the
 // model's turn, the tool messages for its ask_user_questions calls, the next turn.
 func converseChat(t *testing.T, api *fakeAPI, d *askuser.Dispatcher) *openai.ChatCompletion {
+	t.Helper()
+	return converseChatTurn(t, api, func(ctx context.Context, msg openai.ChatCompletionMessage) []openai.ChatCompletionMessageParamUnion {
+		return askopenai.ChatToolMessages(ctx, d, askuser.IntSession(session), msg)
+	})
+}
+
+// converseChatTurn is converseChat with the tool messages given by turn.
+func converseChatTurn(t *testing.T, api *fakeAPI, turn chatTurn) *openai.ChatCompletion {
 	t.Helper()
 	ctx := context.Background()
 	client := api.client()
@@ -71,7 +82,7 @@ func converseChat(t *testing.T, api *fakeAPI, d *askuser.Dispatcher) *openai.Cha
 	}
 	msg := completion.Choices[0].Message
 	params.Messages = append(params.Messages, msg.ToParam())
-	params.Messages = append(params.Messages, askopenai.ChatToolMessages(ctx, d, askuser.IntSession(session), msg)...)
+	params.Messages = append(params.Messages, turn(ctx, msg)...)
 	final, err := client.Chat.Completions.New(ctx, params)
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,34 @@ func ExampleResponsesOutputs() {
 	// [{"output":"{\"answers\":[{\"question\":\"Ship on Friday?\",\"selectedLabels\":[\"Yes\"],\"customInput\":null}]}","call_id":"call_01","type":"function_call_output"}]
 }
 
+// Every tool call of the turn gets its tool message: the host's tools through the gate
+// of the dispatcher's Policy, then the host's function. (Here no call needs the person:
+// list_files is allowed, drop_table denied.)
+func ExampleChatToolResults() {
+	devices := &firstChoice{}
+	d := askuser.New(devices, &askuser.Options{Policy: &askuser.Policy{
+		Deny:  []askuser.Rule{{Tool: "drop_*"}},
+		Allow: []askuser.Rule{{Tool: "list_files"}},
+	}})
+	devices.d = d
+	defer d.Close()
+	runTool := func(ctx context.Context, call askuser.ToolCall) (string, error) {
+		return `["README.md","go.mod"]`, nil // the host's own list_files
+	}
+
+	var msg openai.ChatCompletionMessage // completion.Choices[0].Message
+	_ = json.Unmarshal([]byte(`{"role":"assistant","content":null,"tool_calls":[
+		{"id":"call_01","type":"function","function":{"name":"list_files","arguments":"{\"dir\":\".\"}"}},
+		{"id":"call_02","type":"function","function":{"name":"drop_table","arguments":"{\"table\":\"users\"}"}}]}`), &msg)
+
+	for _, m := range askopenai.ChatToolResults(context.Background(), d, askuser.IntSession(1), msg, runTool) {
+		fmt.Println(*m.GetToolCallID(), m.OfTool.Content.OfString.Value)
+	}
+	// Output:
+	// call_01 ["README.md","go.mod"]
+	// call_02 {"error": "This tool call is not allowed here; the tool did not run. Do not call it again."}
+}
+
 // firstChoice stands in for the person's devices in the examples: a transport whose one
 // device answers every question with its first option.
 type firstChoice struct{ d *askuser.Dispatcher }

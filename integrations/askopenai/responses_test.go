@@ -21,9 +21,20 @@ const (
 	firstResponseID = "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b"
 )
 
+// responsesTurn gives the input items for the model's response.
+type responsesTurn func(context.Context, *responses.Response) []responses.ResponseInputItemUnionParam
+
 // converseResponses runs a recorded Responses exchange with the SDK's client: the
 // model's function_call, the function_call_output items, the next response.
 func converseResponses(t *testing.T, api *fakeAPI, d *askuser.Dispatcher) *responses.Response {
+	t.Helper()
+	return converseResponsesTurn(t, api, func(ctx context.Context, resp *responses.Response) []responses.ResponseInputItemUnionParam {
+		return askopenai.ResponsesOutputs(ctx, d, askuser.IntSession(session), resp)
+	})
+}
+
+// converseResponsesTurn is converseResponses with the input items given by turn.
+func converseResponsesTurn(t *testing.T, api *fakeAPI, turn responsesTurn) *responses.Response {
 	t.Helper()
 	ctx := context.Background()
 	client := api.client()
@@ -37,7 +48,7 @@ func converseResponses(t *testing.T, api *fakeAPI, d *askuser.Dispatcher) *respo
 		t.Fatal(err)
 	}
 	params.PreviousResponseID = openai.String(resp.ID)
-	params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: askopenai.ResponsesOutputs(ctx, d, askuser.IntSession(session), resp)}
+	params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: turn(ctx, resp)}
 	final, err := client.Responses.New(ctx, params)
 	if err != nil {
 		t.Fatal(err)

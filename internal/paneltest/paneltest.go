@@ -1,6 +1,7 @@
 // Package paneltest is the person's side of the adapters' tests: a dispatcher asking
 // through a wshub hub on a loopback server, and one device of the session on a real
-// WebSocket that replies as told, to questions (New) or approvals (NewApprover).
+// WebSocket that replies as told, to questions and to approvals (New, NewGated,
+// NewApprover).
 package paneltest
 
 import (
@@ -49,64 +50,32 @@ func Decline(ask askuser.AskData) *askuser.ResultData {
 // Silent never replies.
 func Silent(askuser.AskData) *askuser.ResultData { return nil }
 
+// Decide decides what the person's device sends for an approval: a decision, or nothing
+// (nil).
+type Decide func(askuser.ApprovalData) *askuser.ApprovalResultData
+
+// Edit decides every approval with an edit to arguments, sending back the approval's
+// digest as the panel does.
+func Edit(arguments string) Decide {
+	return func(a askuser.ApprovalData) *askuser.ApprovalResultData {
+		return &askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionEdit, Arguments: json.RawMessage(arguments), Digest: a.Digest}
+	}
+}
+
 // New is the person's side: a wshub hub served on a loopback server, a dispatcher
 // that asks through it, and one device of the session on a real WebSocket that replies
 // to every question as told. Every question the device is shown is sent on asked.
 // Everything is closed when the test ends.
 func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer Reply) (*askuser.Dispatcher, <-chan askuser.AskData) {
 	t.Helper()
-	asked := make(chan askuser.AskData, 16)
-	d := serve(t, session, opts, func(ev askuser.Event) (string, any) {
-		if ev.Type != askuser.EventAsk {
-			return "", nil
-		}
-		var ask askuser.AskData
-		if err := json.Unmarshal(ev.Data, &ask); err != nil {
-			t.Errorf("the device got an ask it cannot read: %v", err)
-			return "", nil
-		}
-		asked <- ask
-		if data := answer(ask); data != nil {
-			return askuser.EventResult, data
-		}
-		return "", nil
-	})
+	d, asked, _ := NewGated(t, session, opts, answer, nil)
 	return d, asked
 }
 
-// Decide decides what the person's device sends for an approval: a decision, whose
-// request id and digest are the approval's, or nothing (nil).
-type Decide func(askuser.ApprovalData) *askuser.ApprovalResultData
-
-// NewApprover is [New] for approvals: the device decides every approval it is shown as
-// told, and every approval it is shown is sent on shown.
-func NewApprover(t testing.TB, session askuser.SessionID, opts *askuser.Options, decide Decide) (*askuser.Dispatcher, <-chan askuser.ApprovalData) {
-	t.Helper()
-	shown := make(chan askuser.ApprovalData, 16)
-	d := serve(t, session, opts, func(ev askuser.Event) (string, any) {
-		if ev.Type != askuser.EventApproval {
-			return "", nil
-		}
-		var a askuser.ApprovalData
-		if err := json.Unmarshal(ev.Data, &a); err != nil {
-			t.Errorf("the device got an approval it cannot read: %v", err)
-			return "", nil
-		}
-		shown <- a
-		dec := decide(a)
-		if dec == nil {
-			return "", nil
-		}
-		dec.RequestID, dec.Digest = a.RequestID, a.Digest
-		return askuser.EventApprovalResult, dec
-	})
-	return d, shown
-}
-
-// serve is the hub, the dispatcher and the device of New and NewApprover: handle gets
-// every event the device is shown, and returns the type and data of the event to send
-// back ("" for none).
-func serve(t testing.TB, session askuser.SessionID, opts *askuser.Options, handle func(askuser.Event) (string, any)) *askuser.Dispatcher {
+// NewGated is [New] with a device that also decides every approval it is shown, as
+// decide says (nil: it decides none); every approval it is shown is sent on approvals,
+// before it decides. opts should hold the Policy that gates the host's tools.
+func NewGated(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer Reply, decide Decide) (*askuser.Dispatcher, <-chan askuser.AskData, <-chan askuser.ApprovalData) {
 	t.Helper()
 	hub := wshub.New(&wshub.Options{Authorize: func(*http.Request) ([]askuser.SessionID, error) {
 		return []askuser.SessionID{session}, nil
@@ -120,6 +89,8 @@ func serve(t testing.TB, session askuser.SessionID, opts *askuser.Options, handl
 	if err != nil {
 		t.Fatal(err)
 	}
+	asked := make(chan askuser.AskData, 16)
+	approvals := make(chan askuser.ApprovalData, 16)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -132,11 +103,38 @@ func serve(t testing.TB, session askuser.SessionID, opts *askuser.Options, handl
 			if err != nil {
 				continue
 			}
-			typ, data := handle(ev)
-			if typ == "" {
+			var out askuser.Event
+			switch ev.Type {
+			case askuser.EventAsk:
+				var ask askuser.AskData
+				if err := json.Unmarshal(ev.Data, &ask); err != nil {
+					t.Errorf("the device got an ask it cannot read: %v", err)
+					continue
+				}
+				asked <- ask
+				data := answer(ask)
+				if data == nil {
+					continue
+				}
+				out, err = askuser.NewEvent(askuser.EventResult, session, data)
+			case askuser.EventApproval:
+				var a askuser.ApprovalData
+				if err := json.Unmarshal(ev.Data, &a); err != nil {
+					t.Errorf("the device got an approval it cannot read: %v", err)
+					continue
+				}
+				approvals <- a
+				if decide == nil {
+					continue
+				}
+				data := decide(a)
+				if data == nil {
+					continue
+				}
+				out, err = askuser.NewEvent(askuser.EventApprovalResult, session, data)
+			default:
 				continue
 			}
-			out, err := askuser.NewEvent(typ, session, data)
 			if err == nil {
 				var b []byte
 				if b, err = out.Encode(); err == nil {
@@ -156,5 +154,26 @@ func serve(t testing.TB, session askuser.SessionID, opts *askuser.Options, handl
 		_ = hub.Close()
 		srv.Close()
 	})
-	return d
+	return d, asked, approvals
+}
+
+// NewApprover is [New] for approvals alone: the device decides every approval it is
+// shown as decide says, with the approval's request id and digest filled in when the
+// decision leaves them empty, and every approval it is shown is sent on shown. It
+// answers no question.
+func NewApprover(t testing.TB, session askuser.SessionID, opts *askuser.Options, decide Decide) (*askuser.Dispatcher, <-chan askuser.ApprovalData) {
+	t.Helper()
+	d, _, shown := NewGated(t, session, opts, Silent, func(a askuser.ApprovalData) *askuser.ApprovalResultData {
+		dec := decide(a)
+		if dec != nil {
+			if dec.RequestID == "" {
+				dec.RequestID = a.RequestID
+			}
+			if dec.Digest == "" {
+				dec.Digest = a.Digest
+			}
+		}
+		return dec
+	})
+	return d, shown
 }

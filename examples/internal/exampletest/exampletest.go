@@ -1,11 +1,12 @@
 // Package exampletest runs the examples that replay a recorded LLM exchange end to end,
-// with a WebSocket device answering in the browser's place.
+// with a WebSocket device answering in the browser's place, or a browser of the test's.
 package exampletest
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -29,16 +30,37 @@ type Replay struct {
 	CallID string
 	// Decline makes the device decline instead of answering with the first option.
 	Decline bool
-	// ResultPrefix starts the line with the tool result; Result is that whole line.
-	ResultPrefix, Result string
+	// Approval, when set, is the one approval the device must be shown after the
+	// question, which it decides with an edit; when nil, the device must be shown none.
+	Approval *Approval
+	// ResultPrefix starts the lines with the tool results; Results are those whole
+	// lines, in order.
+	ResultPrefix string
+	Results      []string
 	// Final starts the line that ends the run: the model's last message.
 	Final string
+	// Browser, when set, is the device in the WebSocket client's place: it opens the
+	// example's page at url, and answers (or declines) and decides as the WebSocket
+	// client would, checking what the panel shows; it returns once it has decided the
+	// last request, and fails t when the page does not show what it should.
+	Browser func(ctx context.Context, t *testing.T, url string, r Replay)
+}
+
+// Approval is an approval the device is shown, and its decision: an edit.
+type Approval struct {
+	// CallID and Tool are the recorded tool call's id and tool.
+	CallID, Tool string
+	// Shows is a part of the recorded arguments that the approval's card shows, for a
+	// Browser to check.
+	Shows string
+	// Edit are the arguments the person edits the call to.
+	Edit json.RawMessage
 }
 
 // Check runs the example as a person would: it replays the recorded exchange and serves
-// the page, a browser device (a WebSocket client here) answers the question, or
-// declines, and the example prints the tool result the model was sent and the model's
-// last message, and returns.
+// the page, a browser device (a WebSocket client, or r.Browser) answers the question,
+// or declines, and edits the approval it is shown, and the example prints the tool
+// results the model was sent and the model's last message, and returns.
 func Check(t *testing.T, r Replay) {
 	t.Helper()
 	lines := make(chan string, 64)
@@ -84,53 +106,116 @@ func Check(t *testing.T, r Replay) {
 		}
 	}
 
-	// The browser device: it picks the first option of the question it is shown, or declines.
+	// printed checks what the example printed once the device has decided: every tool
+	// result, the model's last message, and that it returned.
+	printed := func() {
+		t.Helper()
+		for _, want := range r.Results {
+			if got := wait(r.ResultPrefix); got != want {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		}
+		wait(r.Final)
+		if err := <-done; err != nil {
+			t.Fatalf("the example failed: %v", err)
+		}
+	}
+	if r.Browser != nil {
+		r.Browser(ctx, t, url, r)
+		printed()
+		return
+	}
+
+	// The browser device: it picks the first option of the question it is shown, or
+	// declines, and edits the approval it is shown; it goes on reading, as a browser
+	// does, so that the example's closing handshake is answered.
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"ws", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.CloseNow()
-	var ask askuser.AskData
-	for ask.RequestID == "" {
-		_, msg, err := ws.Read(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev, err := askuser.ParseEvent(msg); err == nil && ev.Type == askuser.EventAsk {
-			if err := json.Unmarshal(ev.Data, &ask); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if ask.RequestID != r.CallID {
-		t.Errorf("asked under %q, want the recorded tool call id %q", ask.RequestID, r.CallID)
-	}
-	data := askuser.ResultData{RequestID: ask.RequestID, Declined: r.Decline}
-	if !r.Decline {
-		data.Answers = []askuser.Answer{{Question: ask.Questions[0].Question, SelectedLabels: []string{ask.Questions[0].Options[0].Label}}}
-	}
-	reply, _ := askuser.NewEvent(askuser.EventResult, askuser.IntSession(1), data)
-	b, _ := reply.Encode()
-	if err := ws.Write(ctx, websocket.MessageText, b); err != nil {
-		t.Fatal(err)
-	}
-	// Go on reading, as a browser does, so that the example's closing handshake is answered.
-	readerDone := make(chan struct{})
+	var asks, approvals int // written by the device, read once it is done
+	deviceDone := make(chan struct{})
 	go func() {
-		defer close(readerDone)
+		defer close(deviceDone)
 		for {
-			if _, _, err := ws.Read(ctx); err != nil {
+			_, msg, err := ws.Read(ctx)
+			if err != nil {
+				return
+			}
+			ev, err := askuser.ParseEvent(msg)
+			if err != nil {
+				continue
+			}
+			var reply askuser.Event
+			switch ev.Type {
+			case askuser.EventAsk:
+				asks++
+				reply, err = answer(t, r, ev.Data)
+			case askuser.EventApproval:
+				approvals++
+				reply, err = decide(t, r, ev.Data)
+			default:
+				continue
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			b, _ := reply.Encode()
+			if err := ws.Write(ctx, websocket.MessageText, b); err != nil {
+				t.Error(err)
 				return
 			}
 		}
 	}()
-	defer func() { <-readerDone }()
+	defer func() {
+		ws.CloseNow()
+		<-deviceDone
+	}()
 
-	if got := wait(r.ResultPrefix); got != r.Result {
-		t.Errorf("got  %s\nwant %s", got, r.Result)
+	printed()
+	<-deviceDone
+	wantApprovals := 0
+	if r.Approval != nil {
+		wantApprovals = 1
 	}
-	wait(r.Final)
-	if err := <-done; err != nil {
-		t.Fatalf("the example failed: %v", err)
+	if asks != 1 || approvals != wantApprovals {
+		t.Errorf("the device was shown %d questions and %d approvals", asks, approvals)
 	}
+}
+
+// answer is the device's reply to a question: the first option of the first question,
+// or a decline.
+func answer(t *testing.T, r Replay, data []byte) (askuser.Event, error) {
+	var ask askuser.AskData
+	if err := json.Unmarshal(data, &ask); err != nil {
+		return askuser.Event{}, err
+	}
+	if ask.RequestID != r.CallID {
+		t.Errorf("asked under %q, want the recorded tool call id %q", ask.RequestID, r.CallID)
+	}
+	reply := askuser.ResultData{RequestID: ask.RequestID, Declined: r.Decline}
+	if !r.Decline {
+		reply.Answers = []askuser.Answer{{Question: ask.Questions[0].Question, SelectedLabels: []string{ask.Questions[0].Options[0].Label}}}
+	}
+	return askuser.NewEvent(askuser.EventResult, askuser.IntSession(1), reply)
+}
+
+// decide is the device's decision on an approval: the edit of r.Approval, with the
+// approval's digest, as the panel sends it.
+func decide(t *testing.T, r Replay, data []byte) (askuser.Event, error) {
+	var a askuser.ApprovalData
+	if err := json.Unmarshal(data, &a); err != nil {
+		return askuser.Event{}, err
+	}
+	if r.Approval == nil {
+		return askuser.Event{}, fmt.Errorf("the device was shown an approval of %s %s, and none was expected", a.Tool, a.RequestID)
+	}
+	if a.RequestID != r.Approval.CallID || a.Tool != r.Approval.Tool {
+		t.Errorf("asked to approve %s under %q, want %s under the recorded tool call id %q", a.Tool, a.RequestID, r.Approval.Tool, r.Approval.CallID)
+	}
+	return askuser.NewEvent(askuser.EventApprovalResult, askuser.IntSession(1), askuser.ApprovalResultData{
+		RequestID: a.RequestID, Decision: askuser.DecisionEdit, Arguments: r.Approval.Edit, Digest: a.Digest,
+	})
 }

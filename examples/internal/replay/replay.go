@@ -21,9 +21,10 @@ type Errors struct {
 }
 
 // New serves a recorded exchange on a loopback port: the n-th POST to path gets
-// the n-th recorded response, as the API would send it; the last one is the recorded
-// "not_answered" response instead when notAnswered says the request carries a tool
-// result without an answer. It stands in for the API when there is no key, so that the
+// the n-th recorded response, as the API would send it; a request that notAnswered
+// says carries the result of a question without an answer (declined, timed out) gets
+// the recorded "not_answered" response instead, the model's last turn, and the
+// exchange ends there. It stands in for the API when there is no key, so that the
 // SDK's real client runs against the API's wire format. errs are the bodies of its
 // two errors, in the API's format.
 func New(fsys fs.FS, name, path string, notAnswered func(request []byte) bool, errs Errors) (*httptest.Server, error) {
@@ -48,15 +49,19 @@ func New(fsys fs.FS, name, path string, notAnswered func(request []byte) bool, e
 			_, _ = io.WriteString(w, errs.NotFound)
 			return
 		}
+		unanswered := file.NotAnswered != nil && notAnswered(body)
 		mu.Lock()
 		n := next
 		next++
+		if unanswered {
+			next = len(file.Responses) // the model's last turn: the exchange is over
+		}
 		mu.Unlock()
 		switch {
 		case n >= len(file.Responses):
 			w.WriteHeader(http.StatusBadRequest)
 			_, _ = io.WriteString(w, errs.ExchangeOver)
-		case n == len(file.Responses)-1 && file.NotAnswered != nil && notAnswered(body):
+		case unanswered:
 			_, _ = w.Write(file.NotAnswered)
 		default:
 			_, _ = w.Write(file.Responses[n])

@@ -1,0 +1,18 @@
+module github.com/askuser-go/askuser/examples/internal/browsertest
+
+go 1.26.0
+
+replace github.com/askuser-go/askuser => ../../../
+
+require (
+	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
+	github.com/chromedp/chromedp v0.23.1
+)
+
+require (
+	github.com/chromedp/cdproto v0.160.1 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1 // indirect
+)

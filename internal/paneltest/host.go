@@ -1,0 +1,137 @@
+package paneltest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askuser-go/askuser"
+)
+
+// The host's side of the adapters' gated tests: three tools of the host's, the Policy
+// that gates them, and the tool function that runs them, recording what ran.
+
+// The gated turn of the recorded exchanges: list_files runs without asking, write_file
+// waits for the person (who edits its path), drop_table is denied by a rule.
+const (
+	// ListFilesOutput is what list_files returns.
+	ListFilesOutput = `{"files":["index.tsx","profile.tsx","security.tsx"]}`
+	// WriteFileEdit is the person's edit of the recorded write_file call: another path,
+	// the same content.
+	WriteFileEdit = `{"path":"web/src/pages/settings/index.tsx","content":"export default function Settings() {\n  return <SettingsLayout />;\n}\n"}`
+	// WriteFileEdited is the tool result of the edited write_file call, byte for byte.
+	WriteFileEdited = `{"notice": "The user edited the arguments of this tool call before it ran: it ran with the arguments given here, not with yours.", "arguments": {"path":"web/src/pages/settings/index.tsx","content":"export default function Settings() {\n  return <SettingsLayout />;\n}\n"}, "result": {"wrote":"web/src/pages/settings/index.tsx","bytes":68}}`
+	// DropTableDenied is the tool result of drop_table, denied by the Policy's rule.
+	DropTableDenied = `{"error": "This tool call is not allowed here; the tool did not run. Do not call it again."}`
+)
+
+// writeFileSchema is write_file's arguments: a path and the content, nothing else.
+const writeFileSchema = `{"type":"object","properties":{"path":{"type":"string","minLength":1},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`
+
+// Policy gates the host's tools: drop_* is denied, write_file is asked about (an edit
+// must satisfy its schema), list_files runs.
+func Policy() *askuser.Policy {
+	return &askuser.Policy{
+		Deny:  []askuser.Rule{{Tool: "drop_*"}},
+		Ask:   []askuser.Rule{{Tool: "write_file"}},
+		Allow: []askuser.Rule{{Tool: "list_files"}},
+		Tools: []askuser.Tool{{Name: "write_file", Description: "Writes a file of the repository", Schema: json.RawMessage(writeFileSchema)}},
+	}
+}
+
+// Host runs the host's tools of the gated tests and records every call it ran. Its
+// methods may be called concurrently.
+type Host struct {
+	listed chan struct{} // closed when list_files has first run
+	once   sync.Once
+
+	mu  sync.Mutex
+	ran []askuser.ToolCall // guarded by mu
+}
+
+// NewHost returns a Host that has run nothing.
+func NewHost() *Host { return &Host{listed: make(chan struct{})} }
+
+// Run is the host's askuser.ToolFunc: list_files and write_file run, any other tool
+// fails with an error.
+func (h *Host) Run(_ context.Context, call askuser.ToolCall) (string, error) {
+	h.mu.Lock()
+	h.ran = append(h.ran, call)
+	h.mu.Unlock()
+	switch call.Name {
+	case "list_files":
+		h.once.Do(func() { close(h.listed) })
+		return ListFilesOutput, nil
+	case "write_file":
+		var args struct{ Path, Content string }
+		if err := json.Unmarshal(call.Arguments, &args); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf(`{"wrote":%q,"bytes":%d}`, args.Path, len(args.Content)), nil
+	}
+	return "", errors.New("no such tool: " + call.Name)
+}
+
+// Ran returns the calls run so far, in the order they ran.
+func (h *Host) Ran() []askuser.ToolCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.ran)
+}
+
+// EditOnceListed is a device's [Decide] that edits every approval to arguments, but
+// only once list_files has run: a turn whose approval is decided shows that the call
+// needing no approval ran while its sibling waited. It fails the test when list_files
+// has not run within 10 seconds.
+func (h *Host) EditOnceListed(t testing.TB, arguments string) Decide {
+	return func(a askuser.ApprovalData) *askuser.ApprovalResultData {
+		select {
+		case <-h.listed:
+		case <-time.After(10 * time.Second):
+			t.Errorf("approval %s: list_files did not run while it waited", a.RequestID)
+		}
+		return Edit(arguments)(a)
+	}
+}
+
+// CheckGatedTurn checks what the host ran in the recorded gated turn: list_files with
+// the model's arguments and write_file with the person's edit, each once and under its
+// call id, and drop_table never; and that the device was shown one approval, write_file's.
+func (h *Host) CheckGatedTurn(t testing.TB, approvals <-chan askuser.ApprovalData, listID, writeID string) {
+	t.Helper()
+	ran := map[string]askuser.ToolCall{}
+	for _, c := range h.Ran() {
+		ran[c.Name] = c
+	}
+	var listArgs any
+	_ = json.Unmarshal(ran["list_files"].Arguments, &listArgs)
+	if len(ran) != 2 || len(h.Ran()) != 2 || ran["list_files"].ID != listID || !reflect.DeepEqual(listArgs, map[string]any{"dir": "web/src/pages"}) ||
+		ran["write_file"].ID != writeID || string(ran["write_file"].Arguments) != WriteFileEdit {
+		var got []string
+		for _, c := range h.Ran() {
+			got = append(got, fmt.Sprintf("%s %s %s", c.Name, c.ID, c.Arguments))
+		}
+		t.Errorf("the host's tools ran %q, want list_files as the model wrote it and write_file as the person edited it", got)
+	}
+	select {
+	case a := <-approvals:
+		if a.RequestID != writeID || a.Tool != "write_file" {
+			t.Errorf("the device was asked to approve %s %s, want write_file %s", a.Tool, a.RequestID, writeID)
+		}
+	default:
+		t.Error("the device was asked to approve nothing")
+	}
+	select {
+	case a, ok := <-approvals:
+		if ok {
+			t.Errorf("the device was also asked to approve %+v", a)
+		}
+	default:
+	}
+}
