@@ -63,7 +63,16 @@ func TestPhoneBottomSheet(t *testing.T) {
 	}
 	tb.do("scrolling the sheet to the top", chromedp.Evaluate[chromedp.Void](`document.querySelector("#questions").scrollTop = 0`))
 	tb.pageScreenshot("phone")
-	tb.do("answering", chromedp.Click(option(id, 0, 0)), chromedp.Click(option(id, 1, 0)), chromedp.Click(option(id, 2, 1)),
+	// A tap focuses its option, and the panel brings the focused option into view at the
+	// next frame; a tap made before that frame would land where the sheet is about to
+	// move from. So each tap waits two frames first, as no finger is faster than that.
+	tap := func(c chromedp.CSS) chromedp.Action[chromedp.Void] {
+		return chromedp.Steps(
+			chromedp.Evaluate[chromedp.Void](`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r())))`, chromedp.EvalAwaitPromise),
+			chromedp.Click(c),
+		)
+	}
+	tb.do("answering", tap(option(id, 0, 0)), tap(option(id, 1, 0)), tap(option(id, 2, 1)),
 		chromedp.Click(sel(id, `[data-testid="submit"]`)))
 	tb.panelGone(id)
 }
