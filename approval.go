@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -75,6 +78,9 @@ type ApprovalData struct {
 	Always string `json:"always,omitempty"`
 	// Reasons are the host's preset reasons for a denial, to pick from.
 	Reasons []string `json:"reasons,omitempty"`
+	// Source says whose tool it is when the tool is not the host's own (an MCP
+	// server's): nil for the host's own tools.
+	Source *ToolSource `json:"source,omitempty"`
 	// Scope is the name of the rule that narrows what "always" grants ([Rule.Always]),
 	// kept with the approval so that whichever dispatcher records the decision makes the
 	// same grant. It is not sent to devices.
@@ -85,6 +91,60 @@ type ApprovalData struct {
 	Digest string `json:"digest"`
 	// ExpiresAt is when the approval times out, so that a device can show a countdown.
 	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// ToolSource says whose tool an approval is for when the tool is not the host's own: an
+// MCP server's, say. Devices show it on the approval card, so that the person knows whose
+// tool it is. The title and the hints are the server's word on its own tool, and are
+// shown as such.
+type ToolSource struct {
+	// Server is the name of the server the tool comes from, as the host knows it.
+	Server string `json:"server"`
+	// Trusted says that the host marks the server as trusted, so that the server's hints
+	// decide which of its calls are asked about.
+	Trusted bool `json:"trusted,omitempty"`
+	// Title is the tool's title for people, as the server gives it.
+	Title string `json:"title,omitempty"`
+	// Hints are what the server says of the tool, each true or false, by the names of
+	// MCP's tool annotations without "Hint": "readOnly", "destructive", "idempotent"
+	// and "openWorld". A hint the server did not give is absent; nil when it gave none.
+	Hints map[string]bool `json:"hints,omitempty"`
+}
+
+// Bounds of a ToolSource as a device is shown it: longer texts are cut, more hints
+// dropped (by name, after the first).
+const (
+	maxSourceText  = 200
+	maxSourceHints = 8
+	maxHintName    = 32
+)
+
+// shown returns s as devices are shown it: valid UTF-8, texts cut to maxSourceText
+// characters, at most maxSourceHints hints with names of at most maxHintName bytes.
+// Nil for nil.
+func (s *ToolSource) shown() *ToolSource {
+	if s == nil {
+		return nil
+	}
+	out := &ToolSource{
+		Server:  truncate(strings.ToValidUTF8(s.Server, "\uFFFD"), maxSourceText),
+		Trusted: s.Trusted,
+		Title:   truncate(strings.ToValidUTF8(s.Title, "\uFFFD"), maxSourceText),
+	}
+	names := slices.Sorted(maps.Keys(s.Hints))
+	for _, name := range names {
+		if len(out.Hints) == maxSourceHints {
+			break
+		}
+		if name == "" || len(name) > maxHintName || !utf8.ValidString(name) {
+			continue
+		}
+		if out.Hints == nil {
+			out.Hints = map[string]bool{}
+		}
+		out.Hints[name] = s.Hints[name]
+	}
+	return out
 }
 
 // ApprovalResultData is the data of an [EventApprovalResult]: a device's decision.
@@ -327,6 +387,30 @@ func encodeApprovalData(a *ApprovalData) ([]byte, error) {
 	if len(a.Reasons) > 0 {
 		b = append(b, `,"reasons":`...)
 		b = jsonwrite.AppendStrings(b, a.Reasons)
+	}
+	if src := a.Source; src != nil {
+		b = append(b, `,"source":{"server":`...)
+		b = jsonwrite.AppendString(b, src.Server)
+		if src.Trusted {
+			b = append(b, `,"trusted":true`...)
+		}
+		if src.Title != "" {
+			b = append(b, `,"title":`...)
+			b = jsonwrite.AppendString(b, src.Title)
+		}
+		if len(src.Hints) > 0 {
+			b = append(b, `,"hints":{`...)
+			for i, name := range slices.Sorted(maps.Keys(src.Hints)) {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = jsonwrite.AppendString(b, name)
+				b = append(b, ':')
+				b = strconv.AppendBool(b, src.Hints[name])
+			}
+			b = append(b, '}')
+		}
+		b = append(b, '}')
 	}
 	b = append(b, `,"digest":`...)
 	b = jsonwrite.AppendString(b, a.Digest)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -138,14 +139,55 @@ type Audit struct {
 // meanwhile, and is never asked twice; a call whose id names a request that asks
 // something else is refused as [Invalid]. Approve never panics on bad input.
 func (d *Dispatcher) Approve(ctx context.Context, call ToolCall) ApprovalResult {
+	return d.observedApprove(ctx, call, nil)
+}
+
+// ApprovalOptions say more of one tool call to [Dispatcher.ApproveWith] than the call
+// does: for a tool that is not the host's own (an MCP server's, say), where it comes
+// from, how it describes itself, and what its calls get when no rule of the host's
+// Policy matches them. The zero value says nothing, as [Dispatcher.Approve].
+type ApprovalOptions struct {
+	// Source says whose tool it is, for the approval card.
+	Source *ToolSource
+	// Tool describes the tool for the card and for edits (its description, and the
+	// JSON Schema an edit must satisfy) when [Policy.Tools] does not: the Policy's
+	// description of a tool of the same name comes first. A schema that does not
+	// compile is left out, and so not checked. Its Name is not read.
+	Tool *Tool
+	// Default, when set, decides a call that no rule of the Policy matches, in place of
+	// [Policy.Default], which still denies when it is [ActionDeny]. Arguments that are
+	// not JSON are asked about, never allowed, whatever Default says. Nil: the Policy's
+	// Default, as Approve.
+	Default *Action
+	// DefaultRule names Default in [ApprovalResult.Rule] and [Audit.Rule] when it
+	// decides the call without asking; empty: "default".
+	DefaultRule string
+}
+
+// ApproveWith is [Dispatcher.Approve] for a tool call of which o says more: whose tool it
+// is, its description and schema, and its default when no rule matches. The rules of
+// [Options.Policy] come first, then o.Default, then the session's grants, then the
+// person, exactly as for Approve. [Policy.Describe] is not asked: o says it all.
+func (d *Dispatcher) ApproveWith(ctx context.Context, call ToolCall, o ApprovalOptions) ApprovalResult {
+	return d.observedApprove(ctx, call, &o)
+}
+
+// observedApprove is approve, observed as one call.
+func (d *Dispatcher) observedApprove(ctx context.Context, call ToolCall, o *ApprovalOptions) ApprovalResult {
 	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
-	r := d.approve(ctx, call)
+	r := d.approve(ctx, call, o)
 	done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: r.IsError(), Err: r.Err})
 	return r
 }
 
-// approve is Approve, unobserved.
-func (d *Dispatcher) approve(ctx context.Context, call ToolCall) ApprovalResult {
+// approve is ApproveWith, unobserved. With o nil, [Policy.Describe] says what o would.
+func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOptions) ApprovalResult {
+	if o == nil && d.policy != nil && d.policy.Describe != nil {
+		o = d.policy.Describe(ctx, call)
+	}
+	if o == nil {
+		o = &ApprovalOptions{}
+	}
 	now := time.Now()
 	refuse := func(problems ...string) ApprovalResult {
 		r := ApprovalResult{Outcome: Invalid, Problems: problems, Err: &ArgumentsError{Problems: problems}}
@@ -183,8 +225,18 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall) ApprovalResult 
 	if d.policy != nil {
 		action, rule = d.policy.decide(call.Name, tree, argsOK)
 	}
-	byRule := func(o Outcome, g *Grant) ApprovalResult {
-		r := ApprovalResult{Outcome: o, Rule: "default", Grant: g}
+	defaultRule := "default"
+	if rule == nil && o.Default != nil && (d.policy == nil || d.policy.Default != ActionDeny) {
+		action = *o.Default
+		if !argsOK && action != ActionDeny {
+			action = ActionAsk
+		}
+		if o.DefaultRule != "" {
+			defaultRule = o.DefaultRule
+		}
+	}
+	byRule := func(out Outcome, g *Grant) ApprovalResult {
+		r := ApprovalResult{Outcome: out, Rule: defaultRule, Grant: g}
 		if rule != nil {
 			r.Rule = rule.name()
 		}
@@ -235,12 +287,19 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall) ApprovalResult 
 		data.Arguments = jsonwrite.AppendString(nil, string(call.Arguments))
 		data.ArgumentsInvalid = true
 	}
+	if t := o.Tool; t != nil {
+		data.Description = t.Description
+		if _, err := compiledSchema(t.Schema); len(t.Schema) > 0 && err == nil {
+			data.ArgumentsSchema = t.Schema
+		}
+	}
 	if d.policy != nil {
 		if t := d.policy.tools[call.Name]; t != nil {
 			data.Description, data.ArgumentsSchema = t.Description, t.Schema
 		}
 		data.Reasons = d.policy.Reasons
 	}
+	data.Source = o.Source.shown()
 	if rule != nil && rule.Description != "" {
 		data.Description = rule.Description
 	}
@@ -331,7 +390,7 @@ func (d *Dispatcher) approvalResult(ctx context.Context, rec Record, err error, 
 // the observer, the tool's run within it.
 func (d *Dispatcher) gated(ctx context.Context, call ToolCall, next ToolFunc) (string, error) {
 	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
-	r := d.approve(ctx, call)
+	r := d.approve(ctx, call, nil)
 	if !r.Allowed() {
 		content := r.Content("")
 		done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: true, Err: r.Err, Content: content})
@@ -449,5 +508,10 @@ func (a ApprovalData) clone() ApprovalData {
 	a.ArgumentsSchema = bytes.Clone(a.ArgumentsSchema)
 	a.Decisions = slices.Clone(a.Decisions)
 	a.Reasons = slices.Clone(a.Reasons)
+	if a.Source != nil {
+		src := *a.Source
+		src.Hints = maps.Clone(src.Hints)
+		a.Source = &src
+	}
 	return a
 }

@@ -776,3 +776,118 @@ func TestRunTools(t *testing.T) {
 	assert.False(t, out[4].Refused())
 	assert.Equal(t, "disk on fire", out[4].Content)
 }
+
+// TestApproveWith: what ApprovalOptions say of a call that is not the host's own. The
+// host's rules come first; Default decides what no rule matches (named in the result),
+// except that a Policy.Default of deny still denies and arguments that are not JSON are
+// still asked about; the card carries the source (cut, made valid UTF-8, hints bounded)
+// and the tool's description and schema, which edits must satisfy, a schema that does
+// not compile being left out.
+func TestApproveWith(t *testing.T) {
+	allow, ask := ActionAllow, ActionAsk
+	d, mt := newTestDispatcher(&Options{Timeout: time.Hour, Policy: &Policy{Deny: []Rule{{Tool: "rm_*"}}, Ask: []Rule{{Tool: "read_secret"}}}})
+	defer d.Close()
+	s := IntSession(8)
+	dev := mt.Connect(s)
+	ctx := context.Background()
+	allowOpts := ApprovalOptions{Default: &allow, DefaultRule: "trusted read-only"}
+
+	r := d.ApproveWith(ctx, ToolCall{Session: s, Name: "read_file", Arguments: json.RawMessage(`{"p":1}`)}, allowOpts)
+	assert.Equal(t, Approved, r.Outcome)
+	assert.Equal(t, "trusted read-only", r.Rule)
+	assert.Equal(t, `{"p":1}`, string(r.Arguments))
+	assert.Equal(t, Denied, d.ApproveWith(ctx, ToolCall{Session: s, Name: "rm_rf", Arguments: json.RawMessage(`{}`)}, allowOpts).Outcome, "the host's Deny rule first")
+
+	denyAll, _ := newTestDispatcher(&Options{Policy: &Policy{Default: ActionDeny}})
+	defer denyAll.Close()
+	assert.Equal(t, Denied, denyAll.ApproveWith(ctx, ToolCall{Session: s, Name: "read_file", Arguments: json.RawMessage(`{}`)}, allowOpts).Outcome, "Policy.Default deny still denies")
+
+	// The host's Ask rule first, with the source on the card.
+	src := &ToolSource{Server: strings.Repeat("é", 300) + "\xff", Title: "Read a secret", Hints: map[string]bool{"readOnly": true, "destructive": false, strings.Repeat("x", 40): true}}
+	for i := range 10 {
+		src.Hints[string(rune('a'+i))] = true
+	}
+	ch := make(chan ApprovalResult, 1)
+	go func() {
+		ch <- d.ApproveWith(ctx, ToolCall{Session: s, ID: "sec", Name: "read_secret", Arguments: json.RawMessage(`{"k":"a"}`)}, ApprovalOptions{
+			Default: &allow, Source: src,
+			Tool: &Tool{Description: "Reads a secret", Schema: json.RawMessage(`{"type":"object","properties":{"k":{"type":"string","maxLength":1}}}`)},
+		})
+	}()
+	ev, a := recv[ApprovalData](t, dev, EventApproval)
+	require.NotNil(t, a.Source)
+	assert.Equal(t, strings.Repeat("é", 200)+"…", a.Source.Server)
+	assert.Equal(t, "Read a secret", a.Source.Title)
+	assert.Len(t, a.Source.Hints, 8)
+	assert.NotContains(t, a.Source.Hints, strings.Repeat("x", 40))
+	assert.Equal(t, "Reads a secret", a.Description)
+	assert.Contains(t, string(ev.Data), `"source":{"server":"`)
+	assert.Contains(t, string(ev.Data), `"title":"Read a secret","hints":{"a":true,`)
+	require.ErrorIs(t, dev.Send(ctx, decisionEvent(s, ApprovalResultData{RequestID: "sec", Decision: DecisionEdit, Arguments: json.RawMessage(`{"k":"ab"}`)})), ErrInvalidAnswer, "the tool's schema checks edits")
+	require.NoError(t, dev.Send(ctx, decisionEvent(s, ApprovalResultData{RequestID: "sec", Decision: DecisionEdit, Arguments: json.RawMessage(`{"k":"b"}`)})))
+	assert.Equal(t, Edited, (<-ch).Outcome)
+	recv[ApprovalResolvedData](t, dev, EventApprovalResolved)
+
+	// Not JSON: asked, not allowed; a schema that does not compile is left out.
+	go func() {
+		ch <- d.ApproveWith(ctx, ToolCall{Session: s, ID: "nj", Name: "read_file", Arguments: json.RawMessage(`{not json`)}, ApprovalOptions{
+			Default: &allow, Tool: &Tool{Schema: json.RawMessage(`{"type":12}`)},
+		})
+	}()
+	_, a = recv[ApprovalData](t, dev, EventApproval)
+	assert.True(t, a.ArgumentsInvalid)
+	assert.Empty(t, a.ArgumentsSchema)
+	assert.Nil(t, a.Source)
+	require.NoError(t, dev.Send(ctx, decisionEvent(s, ApprovalResultData{RequestID: "nj", Decision: DecisionDeny})))
+	assert.Equal(t, Denied, (<-ch).Outcome)
+	recv[ApprovalResolvedData](t, dev, EventApprovalResolved)
+
+	// Default ask: asked even where the dispatcher has no rule.
+	go func() {
+		ch <- d.ApproveWith(ctx, ToolCall{Session: s, ID: "ask", Name: "write_file", Arguments: json.RawMessage(`{}`)}, ApprovalOptions{Default: &ask})
+	}()
+	recv[ApprovalData](t, dev, EventApproval)
+	require.NoError(t, dev.Send(ctx, decisionEvent(s, ApprovalResultData{RequestID: "ask", Decision: DecisionApprove})))
+	assert.Equal(t, Approved, (<-ch).Outcome)
+}
+
+// TestPolicyDescribe: Policy.Describe says more of each call that Wrap (and so RunTools)
+// decides: its default and source, for the calls it knows; nil leaves a call to the
+// rules alone.
+func TestPolicyDescribe(t *testing.T) {
+	allow := ActionAllow
+	d, mt := newTestDispatcher(&Options{Timeout: time.Hour, Policy: &Policy{Describe: func(_ context.Context, call ToolCall) *ApprovalOptions {
+		switch call.Name {
+		case "srv_read":
+			return &ApprovalOptions{Default: &allow, DefaultRule: "read-only", Source: &ToolSource{Server: "srv", Trusted: true}}
+		case "srv_write":
+			return &ApprovalOptions{Source: &ToolSource{Server: "srv"}}
+		}
+		return nil
+	}}})
+	defer d.Close()
+	s := IntSession(9)
+	dev := mt.Connect(s)
+	ctx := context.Background()
+	tool := d.Wrap(func(_ context.Context, call ToolCall) (string, error) { return "ran " + call.Name, nil })
+	out, err := tool(ctx, ToolCall{Session: s, Name: "srv_read", Arguments: json.RawMessage(`{}`)})
+	assert.Equal(t, "ran srv_read", out)
+	require.NoError(t, err)
+	for _, name := range []string{"srv_write", "own"} {
+		ch := make(chan string, 1)
+		go func() {
+			out, _ := tool(ctx, ToolCall{Session: s, ID: name, Name: name, Arguments: json.RawMessage(`{}`)})
+			ch <- out
+		}()
+		_, a := recv[ApprovalData](t, dev, EventApproval)
+		if name == "own" {
+			assert.Nil(t, a.Source)
+		} else {
+			require.NotNil(t, a.Source)
+			assert.Equal(t, "srv", a.Source.Server)
+		}
+		require.NoError(t, dev.Send(ctx, decisionEvent(s, ApprovalResultData{RequestID: name, Decision: DecisionApprove, Digest: a.Digest})))
+		assert.Equal(t, "ran "+name, <-ch)
+		recv[ApprovalResolvedData](t, dev, EventApprovalResolved)
+	}
+}

@@ -2,6 +2,7 @@ package askuser
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,14 @@ type Policy struct {
 	Tools []Tool
 	// Reasons are preset reasons a person can pick when denying.
 	Reasons []string
+	// Describe, when set, says more of a call about to be decided than the call does, as
+	// [ApprovalOptions] do for [Dispatcher.ApproveWith]: for a tool that is not the
+	// host's own (an MCP server's: see askmcp's Gate), whose it is, its description and
+	// schema, and its default when no rule matches. It is asked for each call that
+	// [Dispatcher.Approve], [Dispatcher.Wrap] and [Dispatcher.RunTools] decide, before
+	// the rules; nil from it says nothing more. It may be called concurrently, and should
+	// not take long: the call waits for it.
+	Describe func(ctx context.Context, call ToolCall) *ApprovalOptions
 }
 
 // Action is what a [Policy] does with a tool call.

@@ -55,13 +55,13 @@ func (s *Store) grantKV(ctx context.Context) (jetstream.KeyValue, error) {
 		return s.grantBucket, nil
 	}
 	cfg := s.grantStreamConfig()
-	err := retry(ctx, func(ctx context.Context) error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		_, err := s.js.CreateOrUpdateStream(ctx, cfg)
 		return err
 	})
 	var kv jetstream.KeyValue
 	if err == nil {
-		err = retry(ctx, func(ctx context.Context) error {
+		err = s.retry(ctx, func(ctx context.Context) error {
 			kv, err = s.js.KeyValue(ctx, strings.TrimPrefix(cfg.Name, "KV_"))
 			return err
 		})
@@ -87,7 +87,7 @@ func (s *Store) PutGrant(ctx context.Context, g askuser.Grant) error {
 		return err
 	}
 	key := recordKey(g.Session, g.ID)
-	err = retry(ctx, func(ctx context.Context) error {
+	err = s.retry(ctx, func(ctx context.Context) error {
 		_, err := kv.Put(ctx, key, val)
 		return err
 	})
@@ -109,7 +109,7 @@ func (s *Store) Grants(ctx context.Context, session askuser.SessionID) ([]askuse
 	name := s.opts.Bucket + "_grants"
 	prefix := "$KV." + name + "."
 	var out []askuser.Grant
-	err = retry(ctx, func(ctx context.Context) error {
+	err = s.retry(ctx, func(ctx context.Context) error {
 		out = out[:0]
 		st, err := s.js.Stream(ctx, "KV_"+name)
 		if err != nil {
@@ -161,7 +161,7 @@ func (s *Store) RevokeGrant(ctx context.Context, session askuser.SessionID, id s
 	}
 	key := recordKey(session, id)
 	var found bool
-	err = retry(ctx, func(ctx context.Context) error {
+	err = s.retry(ctx, func(ctx context.Context) error {
 		e, err := kv.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			found = false

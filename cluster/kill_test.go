@@ -16,6 +16,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
+	"github.com/askuser-go/askuser/cluster/natstest"
 	"github.com/nats-io/nats.go"
 )
 
@@ -33,6 +34,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	natstest.RunIfNode() // a NATS node of crash_test.go
 	if url := os.Getenv(envNATS); url != "" {
 		os.Exit(replicaProcess(url))
 	}

@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"runtime"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
+	"github.com/askuser-go/askuser/cluster/natstest"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -31,32 +31,13 @@ type node struct {
 	srv  *server.Server
 }
 
-// freePorts returns n ports free on the loopback now.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	var ls []net.Listener
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
-}
-
 // startNode starts a single NATS server with JetStream.
 func startNode(t testing.TB) *node {
 	t.Helper()
 	n := &node{t: t, opts: server.Options{
 		ServerName: "n0",
 		Host:       "127.0.0.1",
-		Port:       freePorts(t, 1)[0],
+		Port:       natstest.FreePorts(t, 1)[0],
 		JetStream:  true,
 		StoreDir:   t.TempDir(),
 		NoLog:      true,
@@ -71,7 +52,7 @@ func startNode(t testing.TB) *node {
 // cluster whose JetStream keeps R3 streams.
 func startCluster(t testing.TB, size int) []*node {
 	t.Helper()
-	ports := freePorts(t, 2*size)
+	ports := natstest.FreePorts(t, 2*size)
 	var routes []string
 	for i := range size {
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[size+i]))
@@ -157,10 +138,12 @@ func urls(nodes []*node) string {
 	return strings.Join(us, ",")
 }
 
-// connect opens a client connection to the servers that reconnects for ever, quickly.
-func connect(t testing.TB, servers string) *nats.Conn {
+// connect opens a client connection to the servers that reconnects for ever, quickly;
+// opts come after those defaults.
+func connect(t testing.TB, servers string, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(servers, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond), nats.ReconnectJitter(10*time.Millisecond, 10*time.Millisecond))
+	opts = append([]nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(20 * time.Millisecond), nats.ReconnectJitter(10*time.Millisecond, 10*time.Millisecond)}, opts...)
+	nc, err := nats.Connect(servers, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,10 +151,10 @@ func connect(t testing.TB, servers string) *nats.Conn {
 	return nc
 }
 
-// openStore opens a store on its own connection; bucket names one shared bucket.
-func openStore(t testing.TB, servers string, opts *cluster.Options) *cluster.Store {
+// openStore opens a store on its own connection, made with natsOpts.
+func openStore(t testing.TB, servers string, opts *cluster.Options, natsOpts ...nats.Option) *cluster.Store {
 	t.Helper()
-	nc := connect(t, servers)
+	nc := connect(t, servers, natsOpts...)
 	ctx, cancel := context.WithTimeout(context.Background(), failsafe)
 	defer cancel()
 	st, err := cluster.NewStore(ctx, nc, opts)
@@ -192,9 +175,9 @@ type replica struct {
 	devices *askusertest.Transport
 }
 
-func newReplica(t testing.TB, name, servers string, sopts *cluster.Options, dopts *askuser.Options) *replica {
+func newReplica(t testing.TB, name, servers string, sopts *cluster.Options, dopts *askuser.Options, natsOpts ...nats.Option) *replica {
 	t.Helper()
-	r := &replica{name: name, store: openStore(t, servers, sopts), devices: askusertest.NewTransport()}
+	r := &replica{name: name, store: openStore(t, servers, sopts, natsOpts...), devices: askusertest.NewTransport()}
 	tr, err := cluster.NewTransport(r.store, r.devices)
 	if err != nil {
 		t.Fatal(err)

@@ -514,3 +514,52 @@ func TestPresenceAcrossReplicas(t *testing.T) {
 		t.Fatalf("after the last device went: %+v", res)
 	}
 }
+
+// deadlineOf is the bound Inbound of a replica's transport: it notes the deadline of
+// each device event's context, then hands the event to the dispatcher.
+type deadlineOf struct {
+	*askuser.Dispatcher
+	deadlines chan time.Duration // how far off each deadline was; -1 for none
+}
+
+func (d deadlineOf) HandleEvent(ctx context.Context, ev askuser.Event) error {
+	left := time.Duration(-1)
+	if dl, ok := ctx.Deadline(); ok {
+		left = time.Until(dl)
+	}
+	d.deadlines <- left
+	return d.Dispatcher.HandleEvent(ctx, ev)
+}
+
+// A device's event reaches the dispatcher with one deadline of the store's
+// RequestTimeout, when its transport gave it none, so that the dispatcher's read and end
+// of the question share it (a refusal without quorum takes one timeout); a deadline of
+// the transport's own is kept.
+func TestHandleEventHasOneDeadline(t *testing.T) {
+	checkLeaks(t)
+	const timeout = 3 * time.Second
+	rs := threeReplicas(t, &cluster.Options{Storage: jetstream.MemoryStorage, RequestTimeout: timeout}, nil)
+	in := deadlineOf{Dispatcher: rs[1].d, deadlines: make(chan time.Duration, 2)}
+	rs[1].tr.Bind(in)
+	s := askuser.StringSession("deadline")
+	dev := rs[1].devices.Connect(s)
+	ch := dispatch(rs[0], s, "q", deployArgs)
+	recv(t, dev, askuser.EventAsk)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := dev.Send(ctx, answerEvent(s, "q", "Yes", "")); err != nil {
+		t.Fatal(err)
+	}
+	if left := <-in.deadlines; left < timeout {
+		t.Errorf("the device's own deadline, a minute off, became %v", left)
+	}
+	if err := dev.Send(context.Background(), answerEvent(s, "q", "No", "")); !errors.Is(err, askuser.ErrNotPending) {
+		t.Fatalf("a second answer got %v", err)
+	}
+	if left := <-in.deadlines; left < 0 || left > timeout {
+		t.Errorf("an event without a deadline reached the dispatcher with %v left, want at most the request timeout %v", left, timeout)
+	}
+	if res := result(t, ch); res.Outcome != askuser.Answered {
+		t.Fatalf("result %+v", res)
+	}
+}

@@ -51,10 +51,15 @@ type Options struct {
 	// its expiry; the grace covers clocks that disagree by less. Negative: never. Default
 	// [DefaultExpireGrace].
 	ExpireGrace time.Duration
-	// RequestTimeout bounds each operation made without a deadline of its own. Within
-	// it, a request that NATS does not answer is tried again with short timeouts (a
-	// request sent to a stream leader that has just gone gets no answer). Default
-	// [DefaultRequestTimeout].
+	// RequestTimeout bounds each operation made without a deadline of its own, and each
+	// device event a [Transport] hands its dispatcher. Within it, a request that NATS does
+	// not answer is tried again with short timeouts (a request sent to a stream leader
+	// that has just gone gets no answer), and at once when the stream elects a leader.
+	// The followers of a stream whose leader crashed elect a new one 4 to 9 s later
+	// (nats-server's Raft election timeout; longer on a loaded machine): with the
+	// default, an operation caught by a long election fails with [ErrUnavailable]; 10 s
+	// rides out most elections, and makes a refusal without quorum take as long.
+	// Default [DefaultRequestTimeout].
 	RequestTimeout time.Duration
 	// Logger receives the store's warnings (a watch restarted, a record that does not
 	// decode). Default: none.
@@ -102,6 +107,12 @@ type Store struct {
 	expiry  sync.WaitGroup
 	bg      sync.WaitGroup // watches being stopped
 
+	// term ends when the bucket's stream elects a leader, and is then replaced: see
+	// retry. Guarded by lmu.
+	lmu     sync.Mutex
+	term    context.Context
+	endTerm context.CancelFunc
+
 	// mu guards what the watch has seen: the pending questions of every session, the
 	// Watch callbacks and the relay. Written by the watch loop; read by the Transport.
 	mu       sync.Mutex
@@ -111,6 +122,7 @@ type Store struct {
 	watchers map[*watcher]struct{}
 	relay    func(askuser.Event) // set once by the Transport
 	restarts int                 // how many snapshots the watch has taken, for tests
+	consumer string              // the name of the watch's consumer, for tests
 
 	// grantMu guards grantBucket, the grants' bucket once opened (see grants.go).
 	grantMu     sync.Mutex
@@ -172,17 +184,21 @@ func NewStore(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error)
 		return nil, err
 	}
 	s.js = js
+	s.term, s.endTerm = context.WithCancel(context.Background())
 	// Every replica does this as it starts, several at once maybe: creating the stream,
 	// or updating it to the same settings, changes nothing the second time.
-	err = retry(ctx, func(ctx context.Context) error {
+	err = s.retry(ctx, func(ctx context.Context) error {
 		_, err := js.CreateOrUpdateStream(ctx, s.streamConfig())
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: creating the bucket %q: %w", o.Bucket, err)
 	}
-	err = retry(ctx, func(ctx context.Context) error {
+	err = s.retry(ctx, func(ctx context.Context) error {
 		s.kv, err = js.KeyValue(ctx, o.Bucket)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			return fmt.Errorf("%w: %w", errNotKnownYet, err)
+		}
 		return err
 	})
 	if err != nil {
@@ -257,6 +273,10 @@ var errInFlight = errors.New("cluster: another write of the question is in fligh
 // again, until the deadline.
 var errNotApplied = errors.New("cluster: the stream's leader has not applied the question yet")
 
+// errNotKnownYet is a bucket just made, by this replica or another started with it,
+// that a server does not know of yet: it is asked again.
+var errNotKnownYet = errors.New("cluster: the bucket is not known everywhere yet")
+
 // transient reports whether err is NATS not answering in time, or refusing for want of
 // a leader or a quorum: what a stream's change of leader causes, and what trying again
 // may cure.
@@ -264,7 +284,8 @@ func transient(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
-		isUnavailableAPIError(err) || errors.Is(err, errInFlight) || errors.Is(err, errNotApplied)
+		isUnavailableAPIError(err) || errors.Is(err, errInFlight) || errors.Is(err, errNotApplied) ||
+		errors.Is(err, errNotKnownYet)
 }
 
 // unavailable wraps an error of NATS: ErrUnavailable when it is transient, so that the
@@ -276,21 +297,38 @@ func unavailable(what string, err error) error {
 	return fmt.Errorf("cluster: %s: %w", what, err)
 }
 
-// retry runs try until it succeeds, fails for good, or ctx ends. Each try has a timeout
-// of its own, short at first: a request sent to a stream leader that has just gone gets
-// no answer, and waiting out the whole deadline for it would miss the next leader. A try
-// that timed out may still have been written: the operations tried here recognise their
-// own earlier write by its nonce.
-func retry(ctx context.Context, try func(ctx context.Context) error) error {
-	wait := 250 * time.Millisecond
+// Each try of a request has a timeout of its own, short at first (firstTry), doubling up
+// to lastTry: a request sent to a stream leader that has just gone gets no answer, and
+// waiting out the whole deadline for it would miss the next leader.
+const (
+	firstTry = 250 * time.Millisecond
+	lastTry  = 2 * time.Second
+)
+
+// retry runs try until it succeeds, fails for good, or ctx ends. When the bucket's
+// stream elects a leader, the try in flight gives up at once and the next goes to the new
+// leader, instead of waiting out its timeout. A try that timed out or gave up may still
+// have been written: the operations tried here recognise their own earlier write by its
+// nonce.
+func (s *Store) retry(ctx context.Context, try func(ctx context.Context) error) error {
+	wait := firstTry
 	for {
+		term := s.leaderTerm()
 		tctx, cancel := context.WithTimeout(ctx, wait)
+		stop := context.AfterFunc(term, cancel)
 		err := try(tctx)
+		stop()
 		cancel()
-		if err == nil || !transient(err) || ctx.Err() != nil {
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return err
+		case term.Err() != nil:
+			wait = firstTry // a new leader: at once
+			continue
+		case !transient(err):
 			return err
 		}
-		wait = min(2*wait, 2*time.Second)
+		wait = min(2*wait, lastTry)
 		select {
 		case <-time.After(20 * time.Millisecond):
 		case <-ctx.Done():
@@ -299,12 +337,37 @@ func retry(ctx context.Context, try func(ctx context.Context) error) error {
 	}
 }
 
+// leaderTerm returns a context that ends when the bucket's stream next elects a leader.
+func (s *Store) leaderTerm() context.Context {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	return s.term
+}
+
+// elected ends the current leader term: the tries in flight give up, to go to the new
+// leader.
+func (s *Store) elected() {
+	s.lmu.Lock()
+	end := s.endTerm
+	s.term, s.endTerm = context.WithCancel(context.Background())
+	s.lmu.Unlock()
+	end()
+}
+
 // isUnavailableAPIError reports whether err is JetStream saying it cannot serve the
 // request now (HTTP-like code 503: no quorum, no leader, stream offline).
+//
+// It also takes a stream that cannot be placed now for want of running peers (10005, "no
+// suitable peers for placement"): what a bucket made just after a server started, or
+// while one is down, is told; the meta leader places it once the peer is known again.
 func isUnavailableAPIError(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.Code == 503
+	return errors.As(err, &apiErr) && (apiErr.Code == 503 || apiErr.ErrorCode == jsErrCodeNoPeers)
 }
+
+// jsErrCodeNoPeers is JetStream's error code for a stream or consumer that no set of
+// running servers can hold now (JSClusterNoPeersErr).
+const jsErrCodeNoPeers jetstream.ErrorCode = 10005
 
 func isAPIError(err error, code jetstream.ErrorCode) bool {
 	var apiErr *jetstream.APIError
@@ -339,7 +402,7 @@ func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bo
 	ttl := seconds(time.Until(rec.ExpiresAt()) + s.opts.Keep)
 	var out askuser.Record
 	var created bool
-	err = retry(ctx, func(ctx context.Context) error {
+	err = s.retry(ctx, func(ctx context.Context) error {
 		rev, err := s.kv.Create(ctx, key, val, jetstream.KeyTTL(ttl))
 		if err == nil {
 			rec.Rev = rev
@@ -376,7 +439,7 @@ func (s *Store) Get(ctx context.Context, session askuser.SessionID, requestID st
 	defer cancel()
 	var rec askuser.Record
 	key := recordKey(session, requestID)
-	err := retry(ctx, func(ctx context.Context) error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		rec, _, err = s.get(ctx, key)
 		if errors.Is(err, askuser.ErrNotPending) && s.watched(key) {
@@ -430,7 +493,7 @@ func (s *Store) End(ctx context.Context, rec askuser.Record) (bool, error) {
 	}
 	key := recordKey(rec.Session, rec.RequestID())
 	var won bool
-	err = retry(ctx, func(ctx context.Context) error {
+	err = s.retry(ctx, func(ctx context.Context) error {
 		msg := &nats.Msg{Subject: s.subjects + key, Data: val, Header: nats.Header{}}
 		_, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rec.Rev), jetstream.WithMsgTTL(s.keepTTL))
 		if err == nil {
@@ -473,7 +536,7 @@ func (s *Store) Pending(ctx context.Context, session askuser.SessionID) ([]askus
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	var out []askuser.Record
-	err := retry(ctx, func(ctx context.Context) error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		out, err = s.listPending(ctx, session)
 		return err
@@ -514,9 +577,9 @@ func (s *Store) listPending(ctx context.Context, session askuser.SessionID) ([]a
 }
 
 // Watch calls f with every record that ends, on any replica, from now until stop is
-// called; after the store's NATS connection comes back, or the stream's leader changes,
-// also with every ended record still kept, so that ends missed meanwhile reach their
-// waiters. f is called from the store's watch goroutine, one record at a time, and must
+// called; after the store's NATS connection comes back, or its watch's consumer is lost
+// with the server that held it, also with every ended record still kept, so that ends
+// missed meanwhile reach their waiters. f is called from the store's watch goroutine, one record at a time, and must
 // return quickly.
 func (s *Store) Watch(f func(askuser.Record)) (stop func()) {
 	w := &watcher{f: f}
@@ -544,5 +607,8 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	s.expiry.Wait()
 	s.bg.Wait()
+	s.lmu.Lock()
+	s.endTerm()
+	s.lmu.Unlock()
 	return nil
 }

@@ -184,12 +184,17 @@ func (t *Transport) PendingApprovals(session askuser.SessionID) []askuser.Approv
 	return out
 }
 
-// HandleEvent passes a device's event to the bound Inbound.
+// HandleEvent passes a device's event to the bound Inbound. When ctx has no deadline, it
+// gets one of the store's [Options.RequestTimeout] for the whole event: a dispatcher
+// reads the question and then ends it, and without quorum a refusal then takes one
+// timeout, not one for each.
 func (t *Transport) HandleEvent(ctx context.Context, ev askuser.Event) error {
 	in := t.inbound()
 	if in == nil {
 		return errors.New("cluster: the transport is not bound to a dispatcher")
 	}
+	ctx, cancel := t.store.bounded(ctx)
+	defer cancel()
 	return in.HandleEvent(ctx, ev)
 }
 

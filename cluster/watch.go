@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/askuser-go/askuser"
@@ -23,33 +24,45 @@ import (
 // a lost one.
 //
 // The watch starts from a snapshot of the bucket (the last value of every key) and is
-// started again from a fresh one when the connection to NATS comes back or the stream
-// elects a new leader (its consumer may be gone with the old one): the snapshot is
-// compared with the mirror, and whatever changed meanwhile is handed on as above.
-
-// errWatchEnded is why a watch whose updates channel closed is started again.
-var errWatchEnded = errors.New("cluster: the watch ended")
+// started again from a fresh one when the connection to NATS comes back, or when its
+// consumer's heartbeats stop (the server that held it is gone, while the replica's own
+// connection stays up): the snapshot is compared with the mirror, and whatever changed
+// meanwhile is handed on as above.
 
 func (s *Store) loop(ready chan struct{}) {
 	defer close(s.done)
 	status := s.nc.StatusChanged(nats.CONNECTED)
 	defer s.nc.RemoveStatusListener(status)
+	// A new leader of the bucket's stream: the requests in flight go to it at once. The
+	// watch goes on: its consumer is on a server that is alive, or its heartbeats stop.
+	// (Starting every replica's watch again here would place their new consumers while
+	// the dead server may still be counted among the living.)
 	leader, err := s.nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+s.stream, func(*nats.Msg) {
 		s.log.Debug("cluster: the bucket's stream has a new leader")
-		s.kick()
+		s.elected()
 	})
 	if err == nil {
 		defer func() { _ = leader.Unsubscribe() }()
 	}
 	wait := 50 * time.Millisecond
+	// Making a watch's consumer may wait for a server that has just died and is not yet
+	// known to be gone (the consumer placed on it): the first two tries give up after half
+	// a second, the next ones later, up to the request timeout; each is placed anew.
+	firstMake := min(500*time.Millisecond, s.opts.RequestTimeout)
+	try, failed := firstMake, 0
 	for s.ctx.Err() == nil {
-		err := s.watch(status, ready)
+		err := s.watch(status, ready, try)
 		if err == nil {
-			wait = 50 * time.Millisecond
+			wait, try, failed = 50*time.Millisecond, firstMake, 0
 			continue
 		}
 		if s.ctx.Err() != nil {
 			return
+		}
+		if errors.Is(err, errNotStarted) {
+			if failed++; failed >= 2 {
+				try = min(2*try, s.opts.RequestTimeout)
+			}
 		}
 		s.log.Warn("cluster: watching the bucket; trying again", "err", err, "in", wait)
 		select {
@@ -69,9 +82,9 @@ func (s *Store) kick() {
 	}
 }
 
-// watch runs one watch of the bucket: its snapshot, then its changes, until it must be
-// started again (nil) or fails.
-func (s *Store) watch(status chan nats.Status, ready chan struct{}) error {
+// watch runs one watch of the bucket, whose consumer is made within try: its snapshot,
+// then its changes, until it must be started again (nil) or fails.
+func (s *Store) watch(status chan nats.Status, ready chan struct{}, try time.Duration) error {
 	// Signals that came before this watch are covered by its snapshot.
 	for drained := false; !drained; {
 		select {
@@ -81,28 +94,24 @@ func (s *Store) watch(status chan nats.Status, ready chan struct{}) error {
 			drained = true
 		}
 	}
-	w, stop, err := s.startWatch()
+	f, err := s.startWatch(try)
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer s.stopWatch(f)
 	// A snapshot that stops coming (its consumer was on a server that went) is started
 	// again.
 	stalled := time.NewTimer(s.opts.RequestTimeout)
 	defer stalled.Stop()
-	var snap []jetstream.KeyValueEntry
-	for done := false; !done; {
+	var snap []entry
+	for done := f.initial == 0; !done; {
 		select {
-		case e, ok := <-w.Updates():
-			if !ok {
-				return errWatchEnded
-			}
-			if e == nil {
-				done = true
-				break
-			}
+		case e := <-f.entries:
 			snap = append(snap, e)
+			done = e.pending == 0 || uint64(len(snap)) >= f.initial
 			stalled.Reset(s.opts.RequestTimeout)
+		case err := <-f.lost:
+			return err
 		case <-stalled.C:
 			return errSnapshotStalled
 		case <-status:
@@ -123,13 +132,10 @@ func (s *Store) watch(status chan nats.Status, ready chan struct{}) error {
 	}
 	for {
 		select {
-		case e, ok := <-w.Updates():
-			if !ok {
-				return errWatchEnded
-			}
-			if e != nil {
-				s.apply(e)
-			}
+		case e := <-f.entries:
+			s.apply(e)
+		case err := <-f.lost:
+			return err
 		case <-status:
 			s.log.Debug("cluster: reconnected")
 			return nil
@@ -144,65 +150,109 @@ func (s *Store) watch(status chan nats.Status, ready chan struct{}) error {
 // errSnapshotStalled is why a watch whose snapshot stopped coming is started again.
 var errSnapshotStalled = errors.New("cluster: the bucket's snapshot stalled")
 
-// startWatch starts a watch of the whole bucket, within the request timeout, and returns
-// it with the function that stops it. The watch's subscription lives as long as the
-// context it is made with, and making it waits for JetStream's answer as long as that
-// context does: the context is the watch's own, cancelled when it stops or when making
-// it takes too long.
-func (s *Store) startWatch() (jetstream.KeyWatcher, func(), error) {
-	ctx, cancel := context.WithCancel(s.ctx)
-	type made struct {
-		w   jetstream.KeyWatcher
-		err error
-	}
-	ch := make(chan made, 1)
-	go func() {
-		w, err := s.kv.WatchAll(ctx)
-		ch <- made{w, err}
-	}()
-	t := time.NewTimer(s.opts.RequestTimeout)
-	defer t.Stop()
-	var m made
-	select {
-	case m = <-ch:
-	case <-t.C:
-		cancel()
-		if m = <-ch; m.err == nil {
-			s.stopWatch(m.w)
-		}
-		return nil, nil, fmt.Errorf("cluster: starting the watch: %w", context.DeadlineExceeded)
-	}
-	if m.err != nil {
-		cancel()
-		return nil, nil, m.err
-	}
-	return m.w, func() { s.stopWatch(m.w); cancel() }, nil
+// watchHeartbeat is how often the server that holds a watch's consumer says it is there
+// while nothing changes: the least nats.go allows. When two in a row do not come, the
+// consumer is taken as lost with its server, and the watch starts again on a new one:
+// about a second after a server dies under a watch whose own connection stays up.
+const watchHeartbeat = 500 * time.Millisecond
+
+// watchExpiry is how long each of a watch's pull requests waits for messages, and
+// watchInactive how long a consumer of a watch that has stopped stays on the server.
+const (
+	watchExpiry   = 5 * time.Second
+	watchInactive = 30 * time.Second
+)
+
+// entry is one message of the bucket's stream, as the watch reads it.
+type entry struct {
+	key     string
+	value   []byte
+	rev     uint64 // the message's stream sequence: the key's revision
+	put     bool   // false: the key was removed (a TTL ran out), or deleted
+	pending uint64 // how many messages of the watch were still to come after this one
 }
 
-// stopWatch stops w in the background: nats.go's callback may be blocked handing over
-// an entry, which stopping frees only once it is read, and stopping deletes the watch's
-// consumer, which waits for a server that may be gone. Close waits for it.
-func (s *Store) stopWatch(w jetstream.KeyWatcher) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		// Closed (Pending called after Close): nobody would wait for it.
-		_ = w.Stop()
-		return
+// kvOperation is the header of nats.go's key-value deletes and purges.
+const kvOperation = "KV-Operation"
+
+// feed is one watch of the bucket: an ordered consumer of its stream that delivers the
+// last message of every key (the snapshot), then every new one.
+type feed struct {
+	entries  chan entry
+	lost     chan error    // buffer 1: the consumer is lost, and why
+	done     chan struct{} // closed when the watch stops: frees a delivery in flight
+	cc       jetstream.ConsumeContext
+	initial  uint64 // how many messages the snapshot has
+	consumer string // the consumer's name
+}
+
+// errNotStarted is a watch whose consumer could not be made.
+var errNotStarted = errors.New("cluster: starting the watch")
+
+// startWatch starts a watch of the whole bucket, its consumer made within try. It
+// reports a lost consumer (missed heartbeats, the consumer deleted, a reset that
+// failed) on f.lost: the watch is then started again, on a new consumer, from a fresh
+// snapshot.
+func (s *Store) startWatch(try time.Duration) (*feed, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, try)
+	defer cancel()
+	cons, err := s.js.OrderedConsumer(ctx, s.stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects:    []string{s.subjects + ">"},
+		DeliverPolicy:     jetstream.DeliverLastPerSubjectPolicy,
+		InactiveThreshold: watchInactive,
+		// nats.go would make a new consumer itself; the watch does, from a snapshot.
+		MaxResetAttempts: 1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errNotStarted, err)
 	}
+	info := cons.CachedInfo()
+	f := &feed{entries: make(chan entry, 256), lost: make(chan error, 1), done: make(chan struct{}), initial: info.NumPending, consumer: info.Name}
+	deliver := func(m jetstream.Msg) {
+		md, err := m.Metadata()
+		if err != nil {
+			f.fail(err)
+			return
+		}
+		h := m.Headers()
+		e := entry{key: strings.TrimPrefix(m.Subject(), s.subjects), value: m.Data(), rev: md.Sequence.Stream, pending: md.NumPending,
+			put: h.Get(kvOperation) == "" && h.Get(jetstream.MarkerReasonHeader) == ""}
+		select {
+		case f.entries <- e:
+		case <-f.done:
+		}
+	}
+	f.cc, err = cons.Consume(deliver, jetstream.PullHeartbeat(watchHeartbeat), jetstream.PullExpiry(watchExpiry),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) { f.fail(err) }))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errNotStarted, err)
+	}
+	s.mu.Lock()
+	s.consumer = f.consumer
+	s.mu.Unlock()
+	return f, nil
+}
+
+// fail reports that the feed's consumer is lost; the first report is kept.
+func (f *feed) fail(err error) {
+	select {
+	case f.lost <- fmt.Errorf("cluster: the watch's consumer is lost: %w", err):
+	default:
+	}
+}
+
+// stopWatch stops f in the background, and Close waits for it: stopping waits for
+// nats.go's own attempt at making a new consumer, should one be under way (up to 10 s,
+// when the consumer is placed on a server that has just died).
+func (s *Store) stopWatch(f *feed) {
+	close(f.done)
 	s.bg.Go(func() {
-		go func() { _ = w.Stop() }()
+		f.cc.Stop()
 		t := time.NewTimer(10 * time.Second)
 		defer t.Stop()
-		for {
-			select {
-			case _, ok := <-w.Updates():
-				if !ok {
-					return
-				}
-			case <-t.C:
-				return
-			}
+		select {
+		case <-f.cc.Closed():
+		case <-t.C:
 		}
 	})
 }
@@ -218,22 +268,20 @@ type change struct {
 // snapshot may come from a server that is still catching up (a watch's consumer need not
 // be on the stream's leader): after a restart, whatever it says changed is checked with
 // the leader first, and a question that cannot be checked stays as it was.
-func (s *Store) reconcile(snap []jetstream.KeyValueEntry) {
-	slices.SortFunc(snap, func(a, b jetstream.KeyValueEntry) int {
-		return cmpUint(a.Revision(), b.Revision())
-	})
+func (s *Store) reconcile(snap []entry) {
+	slices.SortFunc(snap, func(a, b entry) int { return cmpUint(a.rev, b.rev) })
 	now := make(map[string]askuser.Record, len(snap))
 	var ch change
 	for _, e := range snap {
-		if e.Operation() != jetstream.KeyValuePut {
+		if !e.put {
 			continue
 		}
-		rec, _, err := decodeRecord(e.Value(), e.Revision())
+		rec, _, err := decodeRecord(e.value, e.rev)
 		if err != nil {
-			s.log.Warn("cluster: skipping a record", "key", e.Key(), "err", err)
+			s.log.Warn("cluster: skipping a record", "key", e.key, "err", err)
 			continue
 		}
-		now[e.Key()] = rec
+		now[e.key] = rec
 		if rec.Outcome != 0 {
 			ch.ended = append(ch.ended, rec)
 		}
@@ -250,8 +298,8 @@ func (s *Store) reconcile(snap []jetstream.KeyValueEntry) {
 	}
 	var added []string
 	for _, e := range snap {
-		if rec, ok := now[e.Key()]; ok && rec.Outcome == 0 && s.pending[e.Key()] == nil {
-			added = append(added, e.Key())
+		if rec, ok := now[e.key]; ok && rec.Outcome == 0 && s.pending[e.key] == nil {
+			added = append(added, e.key)
 		}
 	}
 	s.mu.Unlock()
@@ -310,7 +358,7 @@ func (s *Store) current(key string) (askuser.Record, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
 	defer cancel()
 	var rec askuser.Record
-	err := retry(ctx, func(ctx context.Context) error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		rec, _, err = s.get(ctx, key)
 		return err
@@ -322,10 +370,10 @@ func (s *Store) current(key string) (askuser.Record, error) {
 }
 
 // apply takes one change of the bucket.
-func (s *Store) apply(e jetstream.KeyValueEntry) {
-	key := e.Key()
+func (s *Store) apply(e entry) {
+	key := e.key
 	var ch change
-	if e.Operation() != jetstream.KeyValuePut {
+	if !e.put {
 		// Removed: an ended record whose time was up, or a question nobody ended, not
 		// even at its expiry (every replica gone for longer than Keep).
 		s.mu.Lock()
@@ -338,7 +386,7 @@ func (s *Store) apply(e jetstream.KeyValueEntry) {
 		s.handOnLocked(ch)
 		return
 	}
-	rec, _, err := decodeRecord(e.Value(), e.Revision())
+	rec, _, err := decodeRecord(e.value, e.rev)
 	if err != nil {
 		s.log.Warn("cluster: skipping a record", "key", key, "err", err)
 		return

@@ -108,3 +108,50 @@ func TestApprovalPanelAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalCardSource: the card of a tool that is not the host's own (an MCP
+// server's) says whose it is: the server, whether the host trusts it, the tool's title,
+// and what the server says of the tool, as the server's word, in English and Chinese;
+// hostile text is shown as text; a tool of the host's own has no such box.
+func TestApprovalCardSource(t *testing.T) {
+	tb := newTab(t)
+	tb.open(env.main, newSession())
+	got := eval[map[string]string](tb, `(() => {
+		const out = {};
+		for (const lang of ["en", "zh"]) {
+			const box = document.createElement("div");
+			document.body.appendChild(box);
+			const panel = AskUser.createPanel({container: box, autoFocus: false, drafts: false, lang, send: () => true});
+			const approval = (id, source) => AskUser.parse(JSON.stringify({type: "tool_approval", sessionId: 7, data: {requestId: id,
+				tool: "delete_repo", arguments: {name: "x"}, decisions: ["approve", "deny"], digest: "d-" + id, source}}));
+			panel.handle(approval("m1", {server: "git<b>hub</b>", title: "Delete a repository",
+				hints: {openWorld: true, readOnly: false, destructive: true, custom: false}}));
+			panel.handle(approval("m2", {server: "files", trusted: true}));
+			panel.handle(approval("own"));
+			const t = (id, s) => { const c = box.querySelector('[data-request-id="' + id + '"]'); const n = c && c.querySelector(s); return n ? n.textContent : "(none)"; };
+			for (const id of ["m1", "m2", "own"]) {
+				out[lang + " " + id] = [t(id, '[data-testid="approval-server"]'), t(id, '[data-testid="approval-trust"]'),
+					t(id, '[data-testid="approval-title"]'), t(id, '[data-testid="approval-hints"]')].join(" | ");
+			}
+			out[lang + " bold"] = String(box.querySelectorAll("b").length);
+			panel.destroy();
+			box.remove();
+		}
+		return out;
+	})()`)
+	want := map[string]string{
+		"en m1":   "git<b>hub</b> |  (not marked trusted) | Delete a repository | The server says this tool is: not read-only, destructive, reaching outside systems, custom: false.",
+		"en m2":   "files |  (marked trusted by the host) | (none) | The server says nothing of what this tool does.",
+		"en own":  "(none) | (none) | (none) | (none)",
+		"en bold": "0",
+		"zh m1":   "git<b>hub</b> | （未标记为可信） | Delete a repository | 服务器称此工具：非只读、有破坏性、访问外部系统、custom: false。",
+		"zh m2":   "files | （主机标记为可信） | (none) | 服务器未说明此工具的作用。",
+		"zh own":  "(none) | (none) | (none) | (none)",
+		"zh bold": "0",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+}

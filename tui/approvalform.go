@@ -134,6 +134,9 @@ func (m *approvalModel) View() tea.View {
 	var top, bottom strings.Builder
 	top.WriteString(headerStyle.Render(m.header("The agent asks you to approve a tool call")) + "\n")
 	top.WriteString("Tool: " + headerStyle.Render(clean(m.a.data.Tool, false)) + "\n")
+	for _, line := range sourceLines(m.a.data.Source) {
+		top.WriteString(strings.Join(wrapLines(line, m.width), "\n") + "\n")
+	}
 	if d := clean(m.a.data.Description, false); d != "" {
 		top.WriteString(strings.Join(wrapLines(d, m.width), "\n") + "\n")
 	}

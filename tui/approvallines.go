@@ -2,6 +2,9 @@ package tui
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +27,9 @@ func (v *lineView) decide(ctx context.Context, a *approval, w waiting) viewResul
 	}
 	v.intro("The agent asks you to approve a tool call.", w, key)
 	v.printf("Tool: %s\n", clean(a.data.Tool, false))
+	for _, line := range sourceLines(a.data.Source) {
+		v.printf("%s\n", line)
+	}
 	if d := clean(a.data.Description, false); d != "" {
 		v.printf("%s\n", d)
 	}
@@ -174,4 +180,45 @@ func (v *lineView) readEdit(ctx context.Context, a *approval, seen *waiting) (ed
 		a.edit = text
 		return true, nil
 	}
+}
+
+// hintWords are how the source's hints read, true and false, in the order shown;
+// others follow by name.
+var hintWords = []struct{ name, yes, no string }{
+	{"readOnly", "read-only", "not read-only"},
+	{"destructive", "destructive", "not destructive"},
+	{"idempotent", "idempotent", "not idempotent"},
+	{"openWorld", "reaching outside systems", "not reaching outside systems"},
+}
+
+// sourceLines say whose tool an approval is for, when it is not the host's own (an MCP
+// server's): the server and whether the host trusts it, the tool's title, and what the
+// server says of the tool, as the server's word. None for the host's own tools.
+func sourceLines(src *askuser.ToolSource) []string {
+	if src == nil {
+		return nil
+	}
+	trust := " (not marked trusted)"
+	if src.Trusted {
+		trust = " (marked trusted by the host)"
+	}
+	lines := []string{"A tool of the server " + clean(src.Server, false) + trust}
+	if t := clean(src.Title, false); t != "" {
+		lines = append(lines, "Title: "+t)
+	}
+	var said []string
+	for _, h := range hintWords {
+		if v, ok := src.Hints[h.name]; ok {
+			said = append(said, map[bool]string{true: h.yes, false: h.no}[v])
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(src.Hints)) {
+		if !slices.ContainsFunc(hintWords, func(h struct{ name, yes, no string }) bool { return h.name == name }) {
+			said = append(said, fmt.Sprintf("%s: %v", clean(name, false), src.Hints[name]))
+		}
+	}
+	if said == nil {
+		return append(lines, "The server says nothing of what this tool does.")
+	}
+	return append(lines, "The server says this tool is: "+strings.Join(said, ", ")+".")
 }

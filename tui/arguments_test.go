@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/askuser-go/askuser"
 )
 
 // The arguments of an approval as shown: these are the pure parts of the approval
@@ -108,5 +111,30 @@ func TestWrapAndCapLines(t *testing.T) {
 	}
 	if got := oneLine([]byte(`{"a":"`+strings.Repeat("x", 100)+`"}`), 30); !bytes.HasSuffix([]byte(got), []byte("…")) || len([]rune(got)) != 30 {
 		t.Errorf("oneLine = %q", got)
+	}
+}
+
+// TestSourceLines: the lines that say whose tool an approval is for: the server, its
+// trust, the title and the hints in the card's order (others by name), hostile text
+// made safe; nothing for the host's own tools.
+func TestSourceLines(t *testing.T) {
+	if got := sourceLines(nil); got != nil {
+		t.Fatalf("own tool: %q", got)
+	}
+	got := sourceLines(&askuser.ToolSource{Server: "git\x1b[31mhub", Title: "Delete a repository", Hints: map[string]bool{"openWorld": true, "custom": false, "readOnly": false, "destructive": true}})
+	want := []string{
+		"A tool of the server " + clean("git\x1b[31mhub", false) + " (not marked trusted)",
+		"Title: Delete a repository",
+		"The server says this tool is: not read-only, destructive, reaching outside systems, custom: false.",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	if strings.Contains(strings.Join(got, ""), "\x1b") {
+		t.Fatal("an escape reached the terminal")
+	}
+	got = sourceLines(&askuser.ToolSource{Server: "files", Trusted: true})
+	if want := []string{"A tool of the server files (marked trusted by the host)", "The server says nothing of what this tool does."}; !slices.Equal(got, want) {
+		t.Fatalf("got %q", got)
 	}
 }

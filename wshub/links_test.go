@@ -140,6 +140,10 @@ func TestBadLinks(t *testing.T) {
 	le := newLinkEnv(t)
 	s := askuser.StringSession("secret-project")
 	res := le.ask(s, "r1")
+	// Pending before the cancel below, or the cancel could come first and end nothing.
+	for !le.d.Waiting(s) {
+		time.Sleep(time.Millisecond)
+	}
 	exp := time.Now().Add(time.Minute)
 	good := le.links.Answer(s, "r1", exp)
 	tok := notify.TokenOf(good)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/cluster/natstest"
 	"github.com/askuser-go/askuser/examples/internal/browsertest"
 	"github.com/askuser-go/askuser/examples/internal/demo"
 	"github.com/chromedp/chromedp"
@@ -28,9 +29,10 @@ const failsafe = 30 * time.Second
 const envReplica = "ASKUSER_CLUSTER_DEMO_REPLICA" // "name addr natsURL"
 
 func TestMain(m *testing.M) {
+	natstest.RunIfNode() // a NATS node of nodes_test.go
 	if spec := os.Getenv(envReplica); spec != "" {
 		f := strings.Fields(spec)
-		if err := run(f[2], "", "", f[1], f[0], "", 1, time.Minute, false); err != nil {
+		if err := run(config{natsURL: f[2], addr: f[1], name: f[0], copies: 1, timeout: time.Minute}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -41,10 +43,11 @@ func TestMain(m *testing.M) {
 
 func startTestNATS(t *testing.T) *server.Server {
 	t.Helper()
-	ns, err := startNATS("127.0.0.1:0", t.TempDir())
+	servers, err := startNATS("127.0.0.1:0", 1, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	ns := servers[0]
 	t.Cleanup(func() {
 		ns.Shutdown()
 		ns.WaitForShutdown()
@@ -104,6 +107,13 @@ func TestBrowserAnswersOnAnotherReplica(t *testing.T) {
 	do(tabA, "opening a tab on replica 1", chromedp.Navigate(r1.URL+"/?session="+session), chromedp.WaitVisible(css(`#conn[data-state="open"]`)))
 	if got := get(t, tabA, chromedp.Evaluate[string](`document.getElementById("replica").textContent`)); got != "Replica r1" {
 		t.Fatalf("the page on replica 1 says %q", got)
+	}
+	// The page's own title and notice, not the plain demo's.
+	if got := get(t, tabA, chromedp.Evaluate[string](`document.querySelector("h1").textContent + " | " + document.title`)); got != "askuser cluster demo | askuser cluster demo" {
+		t.Errorf("the header and the title are %q", got)
+	}
+	if got := get(t, tabA, chromedp.Evaluate[string](`document.querySelector(".notice").textContent`)); !strings.HasSuffix(got, "Open it on another replica's port to answer from another replica.") {
+		t.Errorf("the notice is %q", got)
 	}
 	do(tabA, "starting a run", chromedp.SetValue(css("#message"), "/single"), chromedp.Click(css("#send")), chromedp.WaitVisible(css(`[data-testid="panel"]`)))
 	requestID := get(t, tabA, chromedp.AttributeValue(css(`[data-testid="panel"]`), "data-request-id")).Value
@@ -276,4 +286,49 @@ func freeAddr(t *testing.T) string {
 	addr := srv.Listener.Addr().String()
 	srv.Close()
 	return addr
+}
+
+// The demo's host tools across replicas: list_files runs without asking; delete_branch,
+// called by a run on replica 1, waits for approval on every replica's devices and is
+// edited from replica 2, and the tool runs with the person's arguments; drop_database
+// never runs and nobody is asked.
+func TestHostToolsAcrossReplicas(t *testing.T) {
+	ns := startTestNATS(t)
+	r1 := startReplica(t, ns.ClientURL(), "r1")
+	r2 := startReplica(t, ns.ClientURL(), "r2")
+	session := "tools-" + fmt.Sprint(time.Now().UnixNano())
+	a := dial(t, r1.URL, session)
+	b := dial(t, r2.URL, session)
+	idle := func(ev askuser.Event) bool {
+		return ev.Type == demo.EventStatus && strings.Contains(string(ev.Data), `"state":"idle"`)
+	}
+	result := func(d *device) askuser.Event {
+		return d.next("the tool result", func(ev askuser.Event) bool { return ev.Type == demo.EventToolResult })
+	}
+
+	a.send(map[string]any{"type": demo.EventUserMessage, "data": map[string]any{"text": "/tool list_files {}"}})
+	if res := result(a); field(res, "outcome") != "approved" || !strings.Contains(field(res, "content"), `"branches"`) {
+		t.Fatalf("list_files: %s", res.Data)
+	}
+	a.next("the run's end", idle)
+
+	a.send(map[string]any{"type": demo.EventUserMessage, "data": map[string]any{"text": `/tool delete_branch {"name":"old"}`}})
+	card := b.next("the approval on replica 2", func(ev askuser.Event) bool { return ev.Type == askuser.EventApproval })
+	a.next("the approval on replica 1", func(ev askuser.Event) bool { return ev.Type == askuser.EventApproval })
+	b.send(map[string]any{"type": askuser.EventApprovalResult, "data": map[string]any{
+		"requestId": card.RequestID(), "decision": askuser.DecisionEdit, "arguments": map[string]string{"name": "older"},
+	}})
+	res := result(a)
+	if field(res, "requestId") != card.RequestID() || field(res, "outcome") != "edited" || !strings.Contains(field(res, "content"), `{"deleted":"older"}`) {
+		t.Fatalf("delete_branch: %s", res.Data)
+	}
+	a.next("the run's end", idle)
+
+	a.send(map[string]any{"type": demo.EventUserMessage, "data": map[string]any{"text": `/tool drop_database {"name":"prod"}`}})
+	res = a.next("drop_database's result, or a card", func(ev askuser.Event) bool {
+		return ev.Type == demo.EventToolResult || ev.Type == askuser.EventApproval
+	})
+	if res.Type != demo.EventToolResult || field(res, "outcome") != "denied" {
+		t.Fatalf("drop_database: %s %s", res.Type, res.Data)
+	}
 }

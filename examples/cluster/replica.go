@@ -11,11 +11,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/cluster"
 	"github.com/askuser-go/askuser/examples/internal/demo"
+	"github.com/askuser-go/askuser/notify"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/nats-io/nats.go"
 )
@@ -51,8 +53,19 @@ type ReplicaOptions struct {
 	Copies int
 	// Timeout is how long each question waits.
 	Timeout time.Duration
-	// Logger receives connection logs; nil for none.
+	// Logger receives connection logs, and the dispatcher's and the hub's (each
+	// request's life, decisions, refusals); nil for none.
 	Logger *slog.Logger
+	// Notifier and NotifyAfter reach a person no device of any replica shows a request
+	// to (docs/NOTIFY.md); Links are the answer links, whose pages the replica serves
+	// under /askuser/links/. Nil for none.
+	Notifier    askuser.Notifier
+	NotifyAfter time.Duration
+	Links       *notify.Links
+	// Observer, given to the dispatcher and the hub, and Metrics, served at /metrics:
+	// the replica's telemetry (examples/internal/metrics). Nil for none.
+	Observer askuser.Observer
+	Metrics  http.Handler
 }
 
 // NewReplica starts the replica name on the NATS servers at natsURL and resumes the runs
@@ -62,7 +75,13 @@ func NewReplica(ctx context.Context, natsURL, name string, o ReplicaOptions) (*R
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	nc, err := nats.Connect(natsURL, nats.Name("askuser demo "+name), nats.MaxReconnects(-1))
+	// Reconnect for ever; a server tried a moment ago is tried again after 250 ms; a
+	// server that answers no ping within 2 × 2 s is taken as dead (a machine that crashes
+	// closes no connection); connecting gives up on one server after a second. See
+	// docs/CLUSTER.md, "Operations".
+	nc, err := nats.Connect(natsURL, nats.Name("askuser demo "+name), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond), nats.ReconnectJitter(100*time.Millisecond, 100*time.Millisecond),
+		nats.PingInterval(2*time.Second), nats.MaxPingsOutstanding(2), nats.Timeout(time.Second))
 	if err != nil {
 		return nil, err
 	}
@@ -78,16 +97,20 @@ func NewReplica(ctx context.Context, natsURL, name string, o ReplicaOptions) (*R
 		OnEvent:      r.onEvent,
 		OnConnect:    r.onConnect,
 		OnDisconnect: func(c *wshub.Conn, err error) { log.Info("device disconnected", "replica", name, "reason", err) },
+		Links:        o.Links,
+		Observer:     o.Observer,
+		Logger:       o.Logger,
 	})
 	if r.tr, err = cluster.NewTransport(st, r.hub); err != nil {
 		st.Close()
 		nc.Close()
 		return nil, err
 	}
-	r.d = askuser.New(r.tr, &askuser.Options{Store: st, Timeout: o.Timeout})
+	r.d = askuser.New(r.tr, &askuser.Options{Store: st, Timeout: o.Timeout, Policy: demo.ToolPolicy(),
+		Notifier: o.Notifier, NotifyAfter: o.NotifyAfter, Observer: o.Observer, Logger: o.Logger})
 	r.tr.Bind(r.d)
 	r.hub.Bind(r.tr)
-	if r.agents, err = newAgents(ctx, nc, name, o.Copies, r.d, r.tr); err != nil {
+	if r.agents, err = newAgents(ctx, nc, name, o.Copies, r.d, r.tr, log); err != nil {
 		r.Close()
 		return nil, err
 	}
@@ -102,6 +125,14 @@ func NewReplica(ctx context.Context, natsURL, name string, o ReplicaOptions) (*R
 	r.mux = http.NewServeMux()
 	r.mux.Handle("GET /ws", r.hub)
 	r.mux.Handle("GET /askuser/", http.StripPrefix("/askuser/", wshub.PanelHandler()))
+	if o.Links != nil {
+		links := http.StripPrefix("/askuser/links", r.hub.LinkHandler())
+		r.mux.Handle("GET /askuser/links/", links)
+		r.mux.Handle("POST /askuser/links/", links)
+	}
+	if o.Metrics != nil {
+		r.mux.Handle("GET /metrics", o.Metrics)
+	}
 	r.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-cache")
@@ -127,7 +158,9 @@ func (r *Replica) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", demo.ContentSecurityPolicy)
+	if !strings.HasPrefix(req.URL.Path, "/askuser/links/") { // the link pages set their own
+		h.Set("Content-Security-Policy", demo.ContentSecurityPolicy)
+	}
 	r.mux.ServeHTTP(w, req)
 }
 

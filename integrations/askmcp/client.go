@@ -61,7 +61,11 @@ type HandlerOptions struct {
 // option are "cancel". When the server cancels the elicitation (or the client's
 // session ends), the question ends at once as cancelled on every device.
 //
-// An elicitation that cannot be asked (more than four fields, an enum of more choices
+// A form of more than four fields (up to [MaxFormFields]) is asked as consecutive
+// question sets of at most four fields each, in the form's order, and answered with one
+// content; a decline or a cancel of any part declines or cancels the whole form.
+//
+// An elicitation that cannot be asked (more than [MaxFormFields] fields, an enum of more choices
 // than fit in a question, a nested object, a constraint the mapping cannot check, the
 // URL mode) gets a JSON-RPC error, code -32602, whose message lists every reason
 // ([UnsupportedError]); nobody is asked and nothing waits.
@@ -105,12 +109,34 @@ func ElicitationHandler(d *askuser.Dispatcher, session askuser.SessionID, opts *
 }
 
 // ask asks the form, again for the fields whose answers could not be used, and returns
-// the elicitation's result.
+// the elicitation's result. A form of more fields than a question set holds is asked in
+// parts, one after the other in the form's order, the first with the request id id and
+// part k (from 2) with id "/part" k; a decline or a cancel, however it comes, in any
+// part ends the whole form.
 func ask(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, id string, f *form, maxRounds int) (*mcp.ElicitResult, error) {
 	o := &outcome{values: map[*field]fieldValue{}}
+	for k, part := range f.parts() {
+		partID := id
+		if k > 0 {
+			partID = id + "/part" + strconv.Itoa(k+1)
+		}
+		if res, err := askPart(ctx, d, session, partID, f, part, o, maxRounds); res != nil || err != nil {
+			return res, err
+		}
+	}
+	if f.fields[0].kind == kindConfirm {
+		return &mcp.ElicitResult{Action: ActionAccept}, nil
+	}
+	return &mcp.ElicitResult{Action: ActionAccept, Content: o.content()}, nil
+}
+
+// askPart asks one part of the form, in rounds, into o. It returns the elicitation's
+// result when the part ends the form (a decline, a cancel, an error), and nil when the
+// part is answered and the form goes on.
+func askPart(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, id string, f *form, part []*field, o *outcome, maxRounds int) (*mcp.ElicitResult, error) {
 	var notes map[*field]string
 	for round := 1; ; round++ {
-		req, byText := f.request(notes)
+		req, byText := f.request(part, notes)
 		roundID := id
 		if round > 1 {
 			roundID = id + "/" + strconv.Itoa(round)
@@ -133,10 +159,7 @@ func ask(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, 
 			return &mcp.ElicitResult{Action: o.action}, nil
 		}
 		if len(o.again) == 0 {
-			if f.fields[0].kind == kindConfirm {
-				return &mcp.ElicitResult{Action: ActionAccept}, nil
-			}
-			return &mcp.ElicitResult{Action: ActionAccept, Content: o.content()}, nil
+			return nil, nil
 		}
 		if round >= maxRounds {
 			return &mcp.ElicitResult{Action: ActionCancel}, nil

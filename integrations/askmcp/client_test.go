@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -44,9 +45,27 @@ func newHost(t *testing.T, opts *askmcp.HandlerOptions) *host {
 	return h
 }
 
+// timedHost is a host whose questions time out after timeout.
+func timedHost(t *testing.T, timeout time.Duration) *host {
+	h := &host{devices: newDevices(), session: askuser.StringSession("s")}
+	h.d = askuser.New(h.devices, &askuser.Options{Timeout: timeout})
+	t.Cleanup(func() { h.d.Close() })
+	h.client = mcp.NewClient(impl, &mcp.ClientOptions{ElicitationHandler: askmcp.ElicitationHandler(h.d, h.session, nil)})
+	return h
+}
+
 // connect connects the host's client to server over in-memory transports, with the
 // protocol version given (the SDK's newest when empty), and returns the server's side.
 func (h *host) connect(t *testing.T, server *mcp.Server, version string) *mcp.ServerSession {
+	t.Helper()
+	ss, _ := connectPair(t, server, h.client, version)
+	return ss
+}
+
+// connectPair connects client to server over in-memory transports, with the protocol
+// version given (the SDK's newest when empty), and returns both sides, closed when the
+// test ends.
+func connectPair(t *testing.T, server *mcp.Server, client *mcp.Client, version string) (*mcp.ServerSession, *mcp.ClientSession) {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(t.Context(), st, nil)
@@ -58,12 +77,12 @@ func (h *host) connect(t *testing.T, server *mcp.Server, version string) *mcp.Se
 	if version != "" {
 		copts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	cs, err := h.client.Connect(t.Context(), ct, copts)
+	cs, err := client.Connect(t.Context(), ct, copts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return ss
+	return ss, cs
 }
 
 func schema(t *testing.T, s string) map[string]any {
@@ -301,10 +320,7 @@ func TestElicitationEndings(t *testing.T) {
 	}
 
 	t.Run("timeout", func(t *testing.T) {
-		h := &host{devices: newDevices(), session: askuser.StringSession("s")}
-		h.d = askuser.New(h.devices, &askuser.Options{Timeout: 50 * time.Millisecond})
-		defer h.d.Close()
-		h.client = mcp.NewClient(impl, &mcp.ClientOptions{ElicitationHandler: askmcp.ElicitationHandler(h.d, h.session, nil)})
+		h := timedHost(t, 50*time.Millisecond)
 		ss := h.connect(t, mcp.NewServer(impl, nil), "2025-11-25")
 		e := wait(t, elicit(ss, t.Context(), &mcp.ElicitParams{Message: "Who?", RequestedSchema: schema(t, text)}))
 		if e.err != nil || e.res.Action != askmcp.ActionCancel {
@@ -378,7 +394,7 @@ func TestUnusableAnswerIsAskedAgain(t *testing.T) {
 // at once; no device is asked.
 func TestUnsupportedForms(t *testing.T) {
 	for _, c := range []struct{ name, schema, want string }{
-		{"five fields", `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"string"},"d":{"type":"string"},"e":{"type":"string"}}}`, "5 properties; at most 4"},
+		{"21 fields", manyFields(21), "21 properties; at most 20"},
 		{"five enum values", `{"type":"object","properties":{"a":{"type":"string","enum":["1","2","3","4","5"]}},"required":["a"]}`, "a: 5 choices; at most 4"},
 		{"four values, optional", `{"type":"object","properties":{"a":{"type":"string","enum":["1","2","3","4"]}}}`, "a: 4 choices; at most 3"},
 		{"pattern", `{"type":"object","properties":{"a":{"type":"string","pattern":"^x"}}}`, `a: "pattern" is not supported`},
@@ -398,6 +414,96 @@ func TestUnsupportedForms(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyFields is the schema of a form of n optional text fields, f01, f02, ...
+func manyFields(n int) string {
+	props := make([]string, n)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"f%02d":{"type":"string"}`, i+1)
+	}
+	return `{"type":"object","properties":{` + strings.Join(props, ",") + `}}`
+}
+
+// fiveFields is a form of five fields with defaults, as the conformance suite's
+// SEP-1034 scenario sends: more than one question set holds.
+const fiveFields = `{"type":"object","properties":{
+	"name":{"type":"string","default":"John Doe"},
+	"age":{"type":"integer","default":30},
+	"score":{"type":"number","default":95.5},
+	"status":{"type":"string","enum":["active","inactive","pending"],"default":"active"},
+	"verified":{"type":"boolean","default":true}}}`
+
+// answerFirstPart answers the first part of the fiveFields form: age 41, name Ada,
+// the default score, status inactive.
+func answerFirstPart(t *testing.T, h *host, a askuser.AskData) {
+	t.Helper()
+	q := a.Questions
+	if err := answer(t, h.d, h.session, a.RequestID, typed(q[0].Question, "41"), typed(q[1].Question, "Ada"), pick(q[2].Question, "Default: 95.5"), pick(q[3].Question, "inactive")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLongFormInParts: a form of more than four fields is asked as consecutive question
+// sets of at most four, in the form's order (age, name, score, status; then verified),
+// each part saying which it is, and answered with one content; a decline of the second
+// part declines the whole form, and a timeout there cancels it.
+func TestLongFormInParts(t *testing.T) {
+	t.Run("answered", func(t *testing.T) {
+		h := newHost(t, nil)
+		ss := h.connect(t, mcp.NewServer(impl, nil), "2025-11-25")
+		ch := elicit(ss, t.Context(), &mcp.ElicitParams{Message: "Your profile", RequestedSchema: schema(t, fiveFields)})
+		a, n := h.devices.ask(t, 0)
+		if len(a.Questions) != 4 || !strings.HasPrefix(a.Questions[0].Question, "Your profile (part 1 of 2)") {
+			t.Fatalf("first part: %d questions, the first %q", len(a.Questions), a.Questions[0].Question)
+		}
+		for i, want := range []string{"age", "name", "score", "status"} {
+			if a.Questions[i].Header != want {
+				t.Fatalf("question %d is %q, want %q", i, a.Questions[i].Header, want)
+			}
+		}
+		answerFirstPart(t, h, a)
+		b, _ := h.devices.ask(t, n)
+		if b.RequestID != a.RequestID+"/part2" || len(b.Questions) != 1 || b.Questions[0].Header != "verified" || !strings.HasPrefix(b.Questions[0].Question, "Your profile (part 2 of 2)") {
+			t.Fatalf("second part: %+v", b)
+		}
+		if err := answer(t, h.d, h.session, b.RequestID, pick(b.Questions[0].Question, "No")); err != nil {
+			t.Fatal(err)
+		}
+		e := wait(t, ch)
+		if e.err != nil || e.res.Action != askmcp.ActionAccept {
+			t.Fatalf("got %+v, %v", e.res, e.err)
+		}
+		got, _ := json.Marshal(e.res.Content)
+		if want := `{"age":41,"name":"Ada","score":95.5,"status":"inactive","verified":false}`; string(got) != want {
+			t.Fatalf("content %s, want %s", got, want)
+		}
+	})
+	t.Run("second part declined", func(t *testing.T) {
+		h := newHost(t, nil)
+		ss := h.connect(t, mcp.NewServer(impl, nil), "2025-11-25")
+		ch := elicit(ss, t.Context(), &mcp.ElicitParams{Message: "Your profile", RequestedSchema: schema(t, fiveFields)})
+		a, n := h.devices.ask(t, 0)
+		answerFirstPart(t, h, a)
+		b, _ := h.devices.ask(t, n)
+		if err := answer(t, h.d, h.session, b.RequestID); err != nil {
+			t.Fatal(err)
+		}
+		if e := wait(t, ch); e.err != nil || e.res.Action != askmcp.ActionDecline || e.res.Content != nil {
+			t.Fatalf("got %+v, %v; want decline, no content", e.res, e.err)
+		}
+	})
+	t.Run("second part timed out", func(t *testing.T) {
+		h := timedHost(t, 2*time.Second)
+		ss := h.connect(t, mcp.NewServer(impl, nil), "2025-11-25")
+		ch := elicit(ss, t.Context(), &mcp.ElicitParams{Message: "Your profile", RequestedSchema: schema(t, fiveFields)})
+		a, n := h.devices.ask(t, 0)
+		answerFirstPart(t, h, a)
+		h.devices.ask(t, n) // the second part, left to time out
+		if e := wait(t, ch); e.err != nil || e.res.Action != askmcp.ActionCancel || e.res.Content != nil {
+			t.Fatalf("got %+v, %v; want cancel, no content", e.res, e.err)
+		}
+	})
 }
 
 // TestSameElicitationJoins: the same elicitation sent again while pending (a server

@@ -16,6 +16,16 @@
 //
 //	askmcp.AddTool(server, d, nil)
 //
+// Tool calls are gated both ways too. A host's [Gate] puts the tools of a server it
+// calls behind askuser's approvals: the host's rules first, then, for a server it marks
+// as trusted, the tools' annotations (a read-only tool runs, any other is asked about),
+// and for any other server every call asked about; the approval card says whose tool it
+// is. A server's [Approved] has each call of its own tool approved on the person's
+// devices, never by eliciting the calling client, which could approve itself.
+//
+//	d := askuser.New(hub, &askuser.Options{Policy: &askuser.Policy{Describe: gate.Describe}})
+//	out := d.RunTools(ctx, calls, askmcp.Run(hostTools, gate))
+//
 // docs/MCP.md has the mapping between forms and questions, the ids
-// used, and what each protocol version does.
+// used, what each protocol version does, and the gates.
 package askmcp

@@ -96,3 +96,37 @@ func ExampleAddTool() {
 	// form: Which framework should we use?
 	// false {"answers":[{"question":"Which framework should we use?","selectedLabels":["React"],"customInput":null}]}
 }
+
+// A host that is an MCP client gates the tools of the servers it calls: the gates are
+// its Policy's Describe and, with its own tools, the tool function of RunTools.
+func ExampleNewGate() {
+	ctx := context.Background()
+	var files, github *mcp.ClientSession // connected to two servers
+	trusted := askmcp.NewGate(files, &askmcp.GateOptions{Server: "files", Trusted: true, Prefix: "files_"})
+	other := askmcp.NewGate(github, &askmcp.GateOptions{Server: "github", Prefix: "github_"})
+	hub := newDevices() // wshub, in a host
+	d := askuser.New(hub, &askuser.Options{Policy: &askuser.Policy{
+		Deny:     []askuser.Rule{{Tool: "github_delete_*"}}, // the host's rules come first
+		Describe: askmcp.Describe(trusted, other),
+	}})
+	defer d.Close()
+	var calls []askuser.ToolCall // the model's turn
+	var hostTools askuser.ToolFunc
+	for _, out := range d.RunTools(ctx, calls, askmcp.Run(hostTools, trusted, other)) {
+		_ = out // out.Content and out.IsError go back to the model
+	}
+}
+
+// A server whose own tool is destructive has each call approved on the person's
+// devices, never by eliciting the calling client.
+func ExampleApproved() {
+	hub := newDevices() // wshub, in a host
+	d := askuser.New(hub, nil)
+	defer d.Close()
+	tool := &mcp.Tool{Name: "delete_branch", Description: "Deletes a git branch", InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}
+	server := mcp.NewServer(&mcp.Implementation{Name: "git", Version: "v1"}, nil)
+	server.AddTool(tool, askmcp.Approved(d, tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// runs only once the person approved, with the arguments approved
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "deleted"}}}, nil
+	}, nil))
+}

@@ -33,6 +33,12 @@ const (
 	labelAccept  = "Accept"
 )
 
+// MaxFormFields is the most properties a form may have to be asked on the person's
+// devices. A question set holds at most [askuser.MaxQuestions] (4) questions, so a form
+// of more is asked as consecutive question sets of at most 4 fields each, in the form's
+// order, and its content assembled from them all.
+const MaxFormFields = 5 * askuser.MaxQuestions
+
 // maxMessageRunes bounds the part of a question's text taken from the server's message.
 const maxMessageRunes = 600
 
@@ -122,8 +128,8 @@ func newForm(message string, requested any, now time.Time) (*form, error) {
 	if schema != nil {
 		props, required = schema.Properties, schema.Required
 	}
-	if len(props) > askuser.MaxQuestions {
-		problems = append(problems, fmt.Sprintf("requestedSchema: %d properties; at most %d can be asked at once", len(props), askuser.MaxQuestions))
+	if len(props) > MaxFormFields {
+		problems = append(problems, fmt.Sprintf("requestedSchema: %d properties; at most %d can be asked", len(props), MaxFormFields))
 	}
 	if problems != nil {
 		return nil, &UnsupportedError{Problems: problems}
@@ -421,8 +427,8 @@ func (f *form) writeQuestions() {
 		if hint := fl.hint(); hint != "" {
 			text += " (" + hint + ")"
 		}
-		if i == 0 && f.message != "" && f.message != text {
-			text = clip(f.message, maxMessageRunes) + "\n\n" + text
+		if i%askuser.MaxQuestions == 0 {
+			text = f.partHead(i/askuser.MaxQuestions, text)
 		}
 		fl.question.Question = clip(text, 1000)
 		fl.question.Header = clip(orDefault(title, fl.name), askuser.MaxHeaderLength)
@@ -437,6 +443,29 @@ func (f *form) writeQuestions() {
 		fl.question.Question = q
 		seen[strings.TrimSpace(q)] = true
 	}
+}
+
+// partHead heads the first question of part k (from 0) of the form: the server's
+// message and, when the form is asked in several parts, which part this is.
+func (f *form) partHead(k int, text string) string {
+	n := len(f.parts())
+	head := ""
+	if f.message != "" && f.message != text {
+		head = clip(f.message, maxMessageRunes)
+	}
+	if n > 1 {
+		head = strings.TrimSpace(head + fmt.Sprintf(" (part %d of %d)", k+1, n))
+	}
+	if head == "" {
+		return text
+	}
+	return head + "\n\n" + text
+}
+
+// parts splits the form's fields into the question sets that ask them: at most
+// [askuser.MaxQuestions] fields each, in the form's order.
+func (f *form) parts() [][]*field {
+	return slices.Collect(slices.Chunk(f.fields, askuser.MaxQuestions))
 }
 
 // hint says what a typed answer must be, for the fields answered through "Other".
@@ -491,25 +520,33 @@ func (fl *field) hint() string {
 }
 
 // validate checks the mapped questions by askuser's own rules (an enum value named
-// "Other", say, cannot be an option), so that what is asked can be answered.
+// "Other", say, cannot be an option), so that what is asked can be answered: each part
+// as the question set that asks it.
 func (f *form) validate() error {
-	req, _ := f.request(nil)
-	if err := req.Validate(); err != nil {
-		if ae, ok := errors.AsType[*askuser.ArgumentsError](err); ok {
-			return &UnsupportedError{Problems: ae.Problems}
+	var problems []string
+	for _, part := range f.parts() {
+		req, _ := f.request(part, nil)
+		if err := req.Validate(); err != nil {
+			if ae, ok := errors.AsType[*askuser.ArgumentsError](err); ok {
+				problems = append(problems, ae.Problems...)
+			} else {
+				problems = append(problems, err.Error())
+			}
 		}
-		return &UnsupportedError{Problems: []string{err.Error()}}
+	}
+	if problems != nil {
+		return &UnsupportedError{Problems: problems}
 	}
 	return nil
 }
 
-// request returns the questions of the given fields (all of them when notes is nil),
-// each with the note, when there is one, saying why it is asked again; and the field
-// of each question, by the question's text.
-func (f *form) request(notes map[*field]string) (*askuser.Request, map[string]*field) {
+// request returns the questions of the given fields of one part (all of them when
+// notes is nil), each with the note, when there is one, saying why it is asked again;
+// and the field of each question, by the question's text.
+func (f *form) request(part []*field, notes map[*field]string) (*askuser.Request, map[string]*field) {
 	req := &askuser.Request{}
 	byText := map[string]*field{}
-	for _, fl := range f.fields {
+	for _, fl := range part {
 		q := fl.question
 		if notes != nil {
 			note, again := notes[fl]

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/askuser-go/askuser"
@@ -137,4 +139,98 @@ func testMCPGoClientCallsTool(t *testing.T, version string) {
 			t.Fatalf("request id %q", a.RequestID)
 		}
 	}
+}
+
+// mgoAnswers is an mcp-go client's elicitation handler that answers each form with the
+// next of its contents (the last one again once they run out), recording the messages.
+type mgoAnswers struct {
+	mu       sync.Mutex
+	contents []map[string]any
+	messages []string
+}
+
+func (e *mgoAnswers) Elicit(_ context.Context, req mgo.ElicitationRequest) (*mgo.ElicitationResult, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := e.contents[min(len(e.messages), len(e.contents)-1)]
+	e.messages = append(e.messages, req.Params.Message)
+	return &mgo.ElicitationResult{ElicitationResponse: mgo.ElicitationResponse{Action: mgo.ElicitationResponseActionAccept, Content: c}}, nil
+}
+
+// TestClientContentOutsideSchema: a client that accepts the tool's form with content
+// outside the form's own schema (mcp-go sends it as its handler gave it; go-sdk's
+// server refuses it) is asked again, told why; an answer that fits then ends the call,
+// and a client that never sends one counts as declining once the rounds are used up.
+// Either way the call goes on at once, never waiting for askuser's timeout (5 minutes
+// here). go-sdk's own client refuses such content itself, with -32602: the same.
+func TestClientContentOutsideSchema(t *testing.T) {
+	bad := map[string]any{"q1": 42} // q1 is a string of the form's choices
+	good := map[string]any{"q1": "React"}
+	mcpGo := func(t *testing.T, contents ...map[string]any) (*mgoclient.Client, *mgoAnswers) {
+		s := newServer(t, nil)
+		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, nil))
+		t.Cleanup(hs.Close)
+		tr, err := mgotransport.NewStreamableHTTP(hs.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		el := &mgoAnswers{contents: contents}
+		c := mgoclient.NewClient(tr, mgoclient.WithElicitationHandler(el))
+		t.Cleanup(func() { c.Close() })
+		if err := c.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Initialize(t.Context(), mgo.InitializeRequest{Params: mgo.InitializeParams{
+			ProtocolVersion: "2025-11-25", ClientInfo: mgo.Implementation{Name: "mcp-go-client", Version: "1.0.0"},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		return c, el
+	}
+	call := func(t *testing.T, c *mgoclient.Client) (string, bool) {
+		var args map[string]any
+		_ = json.Unmarshal([]byte(frameworkArgs), &args)
+		res, err := c.CallTool(t.Context(), mgo.CallToolRequest{Params: mgo.CallToolParams{Name: askuser.ToolName, Arguments: args}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(mgo.TextContent).Text, res.IsError
+	}
+	t.Run("asked again", func(t *testing.T) {
+		c, el := mcpGo(t, bad, good)
+		got, isErr := call(t, c)
+		if isErr || !strings.Contains(got, `"selectedLabels":["React"]`) {
+			t.Fatalf("result %v %q", isErr, got)
+		}
+		if len(el.messages) != 2 || !strings.Contains(el.messages[1], "did not match the form's schema") {
+			t.Fatalf("forms asked: %q", el.messages)
+		}
+	})
+	t.Run("declining", func(t *testing.T) {
+		c, el := mcpGo(t, bad)
+		got, isErr := call(t, c)
+		if !isErr || !strings.Contains(got, "declined") {
+			t.Fatalf("result %v %q; want the declined result", isErr, got)
+		}
+		if len(el.messages) != askmcp.DefaultMaxRounds {
+			t.Fatalf("asked %d times, want %d", len(el.messages), askmcp.DefaultMaxRounds)
+		}
+	})
+	t.Run("go-sdk client", func(t *testing.T) {
+		s := newServer(t, nil)
+		var rounds atomic.Int32
+		cs := s.client(t, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if rounds.Add(1) == 1 {
+				return &mcp.ElicitResult{Action: askmcp.ActionAccept, Content: bad}, nil
+			}
+			return &mcp.ElicitResult{Action: askmcp.ActionAccept, Content: good}, nil
+		}}, "2025-11-25")
+		res, err := cs.CallTool(t.Context(), callParams(frameworkArgs, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError || !strings.Contains(text(t, res), `"selectedLabels":["React"]`) || rounds.Load() != 2 {
+			t.Fatalf("result %q after %d forms", text(t, res), rounds.Load())
+		}
+	})
 }

@@ -5,6 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/askuser-go/askuser"
@@ -156,7 +160,7 @@ func (t *tool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if canElicit && newProtocol(req.Session) {
 		return t.round(ctx, req, call.ID, parsed)
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(ctx) // cancel ends the call, for the client's "cancel"
 	defer cancel()
 	if tok := req.Params.GetProgressToken(); tok != nil && t.opts.ProgressInterval > 0 {
 		go keepAlive(ctx, req.Session, tok, t.opts.ProgressInterval)
@@ -164,12 +168,24 @@ func (t *tool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if call.ID == "" {
 		call.ID = uuid.NewString() // the elicitation must know the id the question has
 	}
-	done := make(chan struct{})
-	defer close(done)
-	if canElicit {
-		go t.elicitDevice(ctx, cancel, req.Session, session, call.ID, parsed, done)
+	if !canElicit {
+		return toolResult(t.d.Ask(ctx, session, call.ID, parsed)), nil
 	}
-	return toolResult(t.d.Ask(ctx, session, call.ID, parsed)), nil
+	formCtx, closeForm := context.WithCancel(ctx)
+	closing := new(atomic.Bool)
+	cut := make(chan *formContext, 1)
+	go func() { cut <- t.elicitDevice(formCtx, closing, cancel, req.Session, session, call.ID, parsed) }()
+	res := t.d.Ask(ctx, session, call.ID, parsed)
+	// The question has ended. A form still open on the client is cancelled, and its
+	// cancellation sent, before the result is: over streamable HTTP go-sdk sends
+	// notifications/cancelled on the call's own stream, and drops whatever comes for a
+	// call it has answered.
+	closing.Store(true) // before the cancellation it marks
+	closeForm()
+	if fc := <-cut; fc != nil && streamable(req) {
+		fc.waitSent(cancelWait)
+	}
+	return toolResult(res), nil
 }
 
 // toolResult renders an askuser result as MCP's.
@@ -203,37 +219,146 @@ func keepAlive(ctx context.Context, ss *mcp.ServerSession, token any, interval t
 // form, and gives the dispatcher the client's answer, as a device would. It ends when
 // ctx does (the question ended elsewhere), and gives up quietly when the client cannot
 // elicit: the other devices are still asked. cancel ends the call, for the client's
-// "cancel".
-func (t *tool) elicitDevice(ctx context.Context, cancel context.CancelFunc, ss *mcp.ServerSession, session askuser.SessionID, id string, req *askuser.Request, done <-chan struct{}) {
+// "cancel". closing is set just before ctx is cancelled. When ctx ended while a form was
+// open on the client, it returns that form's context, whose cancellation go-sdk is
+// sending; nil otherwise.
+func (t *tool) elicitDevice(ctx context.Context, closing *atomic.Bool, cancel context.CancelFunc, ss *mcp.ServerSession, session askuser.SessionID, id string, req *askuser.Request) *formContext {
 	var problems []string
 	for range t.opts.MaxRounds {
-		res, err := ss.Elicit(ctx, elicitParams(req, problems))
+		fc := newFormContext(ctx, closing)
+		res, err := ss.Elicit(fc, elicitParams(req, problems))
 		if err != nil {
-			return
+			switch {
+			case ctx.Err() != nil:
+				return fc
+			case outsideSchema(err):
+				// The client accepted the form with content its schema refuses: asked
+				// again, saying so, as a refused answer is.
+				problems = []string{"your answer did not match the form's schema (" + clip(err.Error(), 300) + ")"}
+				continue
+			}
+			return nil // the client cannot elicit: the other devices are still asked
 		}
 		switch res.Action {
 		case ActionAccept:
 		case ActionDecline:
-			_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true}, done)
-			return
+			_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true})
+			return nil
 		default:
 			cancel()
-			return
+			return nil
 		}
-		err = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Answers: answersOf(req, res.Content)}, done)
+		err = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Answers: answersOf(req, res.Content)})
 		ae, refused := errors.AsType[*askuser.AnswerError](err)
 		if !refused {
-			return // accepted, or the question has ended
+			return nil // accepted, or the question has ended
 		}
 		problems = ae.Problems
 	}
-	_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true}, done)
+	_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true})
+	return nil
 }
+
+// outsideSchema reports whether err is go-sdk's refusal of a form's content that does
+// not match the form's schema: its server's, when the client sent such content, or its
+// client's (a JSON-RPC invalid-params error), when that client's handler gave it.
+func outsideSchema(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "elicitation result content does not match requested schema") ||
+		strings.Contains(msg, "failed to apply schema defaults to elicitation result")
+}
+
+// A formContext is the context of one elicitation, which tells when go-sdk has put the
+// form's cancellation on the call's stream.
+//
+// go-sdk v1.8.0 cancels an elicitation whose context ends by sending
+// notifications/cancelled from a goroutine of its own, with a context made from the
+// elicitation's (context.WithoutCancel keeps its values), and tells nobody when it has
+// gone. Its streamable server's Write, which every message of the elicitation goes
+// through with that context, looks up the call the message belongs to (idContextKey)
+// as it starts, and the message's protocol version (protocolVersionContextKey) once it
+// holds that call's stream, where a response to the call, written after, waits its
+// turn. Only the form's request and its cancellation are written with this context. So
+// the cancellation is the Write that starts after the form was closed, unless the
+// request's own Write started after it too (the form closed just as it was sent), when
+// it is the second; its protocol-version lookup says it is on the stream, ahead of the
+// tool's result.
+type formContext struct {
+	context.Context
+	closing *atomic.Bool // set once the question has ended, before the context is cancelled
+	mu      sync.Mutex
+	// Writes started before and after closing.
+	before, after int
+	once          sync.Once
+	sent          chan struct{} // closed once the cancellation is on the stream
+}
+
+func newFormContext(ctx context.Context, closing *atomic.Bool) *formContext {
+	return &formContext{Context: ctx, closing: closing, sent: make(chan struct{})}
+}
+
+// Value is the context's, and notes the lookups that tell a Write's progress.
+func (c *formContext) Value(key any) any {
+	if name := sdkKey(key); name != "" {
+		c.saw(name)
+	}
+	return c.Context.Value(key)
+}
+
+// saw notes a lookup of go-sdk's context key of that name.
+func (c *formContext) saw(name string) {
+	closed := c.closing.Load()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch name {
+	case "idContextKey":
+		if closed {
+			c.after++
+		} else {
+			c.before++
+		}
+	case "protocolVersionContextKey":
+		if closed && c.after > 0 && (c.before > 0 || c.after > 1) {
+			c.once.Do(func() { close(c.sent) })
+		}
+	}
+}
+
+// sdkKey returns the name of key's type when it is one of go-sdk's own context keys
+// (unexported types, so known by their names), and "" otherwise.
+func sdkKey(key any) string {
+	t := reflect.TypeOf(key)
+	if t == nil || t.PkgPath() != "github.com/modelcontextprotocol/go-sdk/mcp" {
+		return ""
+	}
+	return t.Name()
+}
+
+// waitSent waits until the form's cancellation is on the call's stream, at most limit
+// (should it never be sent: the session closing meanwhile, or another go-sdk).
+func (c *formContext) waitSent(limit time.Duration) {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-c.sent:
+	case <-t.C:
+	}
+}
+
+// streamable reports whether the call came over streamable HTTP, the transport whose
+// server drops a message for a call it has answered. Only it gives a request headers.
+func streamable(req *mcp.CallToolRequest) bool {
+	return req.Extra != nil && req.Extra.Header != nil
+}
+
+// cancelWait bounds the wait for a form's cancellation to be sent; it is go-sdk's own
+// bound on sending one (notifyCancellationTimeout).
+const cancelWait = 5 * time.Second
 
 // deliver hands a device's event to d. The question is registered by the Ask that runs
 // beside the elicitation, and an answer can come back before it is: ErrNotPending is
-// then tried again until the Ask has returned (done) or ctx ends.
-func deliver(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, data askuser.ResultData, done <-chan struct{}) error {
+// then tried again until ctx ends, when the Ask has returned.
+func deliver(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, data askuser.ResultData) error {
 	ev, err := askuser.NewEvent(askuser.EventResult, session, data)
 	if err != nil {
 		return err
@@ -244,8 +369,6 @@ func deliver(ctx context.Context, d *askuser.Dispatcher, session askuser.Session
 			return err
 		}
 		select {
-		case <-done:
-			return err
 		case <-ctx.Done():
 			return err
 		case <-time.After(wait):

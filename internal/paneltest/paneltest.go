@@ -1,6 +1,7 @@
 // Package paneltest is the person's side of the adapters' tests: a dispatcher asking
 // through a wshub hub on a loopback server, and one device of the session on a real
-// WebSocket that replies as told, to questions and to approvals.
+// WebSocket that replies as told, to questions and to approvals (New, NewGated,
+// NewApprover).
 package paneltest
 
 import (
@@ -154,4 +155,25 @@ func NewGated(t testing.TB, session askuser.SessionID, opts *askuser.Options, an
 		srv.Close()
 	})
 	return d, asked, approvals
+}
+
+// NewApprover is [New] for approvals alone: the device decides every approval it is
+// shown as decide says, with the approval's request id and digest filled in when the
+// decision leaves them empty, and every approval it is shown is sent on shown. It
+// answers no question.
+func NewApprover(t testing.TB, session askuser.SessionID, opts *askuser.Options, decide Decide) (*askuser.Dispatcher, <-chan askuser.ApprovalData) {
+	t.Helper()
+	d, _, shown := NewGated(t, session, opts, Silent, func(a askuser.ApprovalData) *askuser.ApprovalResultData {
+		dec := decide(a)
+		if dec != nil {
+			if dec.RequestID == "" {
+				dec.RequestID = a.RequestID
+			}
+			if dec.Digest == "" {
+				dec.Digest = a.Digest
+			}
+		}
+		return dec
+	})
+	return d, shown
 }

@@ -378,28 +378,10 @@ func (a *agent) ask(ctx context.Context, id string, arguments json.RawMessage) (
 // person (see Server's transport).
 func (a *agent) callTool(ctx context.Context, id, name string, arguments json.RawMessage) (say, note string, goOn bool) {
 	r := a.tools.Approve(ctx, askuser.ToolCall{Session: a.session, ID: id, Name: name, Arguments: arguments})
-	content, failed := r.Content(""), false
-	if r.Allowed() {
-		var out string
-		out, failed = runTool(name, r.Arguments)
-		content = r.Content(out)
-	}
-	data := map[string]any{
-		"requestId": id,
-		"content":   content,
-		"outcome":   r.Outcome.String(),
-		"isError":   r.IsError() || failed,
-		"summary":   toolSummary(r, failed),
-	}
-	if r.Rule != "" {
-		data["rule"] = r.Rule
-	}
-	if r.Grant != nil && r.Decision.Decision == "" {
-		data["grant"] = r.Grant.Covers
-	}
+	data, say, note, goOn := CallTool(id, name, r)
 	a.publish(EventToolResult, data)
 	a.publishStatus(a.status())
-	return toolReaction(name, r, failed)
+	return say, note, goOn
 }
 
 // reaction is the scripted agent's reading of a question's tool result: what it says,

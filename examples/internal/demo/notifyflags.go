@@ -36,26 +36,41 @@ func (f *NotifyFlags) Register(fs *flag.FlagSet) {
 // its Notifier, for a demo listening on listening (host:port). Each notice's links are
 // written to logw, so that a person can open one on a phone in the same network.
 func (f *NotifyFlags) Apply(opts *Options, listening string, logw io.Writer) error {
-	secret := []byte(f.Secret)
+	links, notifier, err := f.Make(listening, logw)
+	if err != nil {
+		return err
+	}
+	opts.Links = links
+	if notifier != nil {
+		opts.Notifier, opts.NotifyAfter = notifier, f.After
+	}
+	return nil
+}
+
+// Make returns the answer links of a demo listening on listening (host:port), and, with
+// -notify-webhook, the notifier that posts the webhook and writes each notice's links to
+// logw (nil without it). The random secret made without -notify-secret is made once and
+// kept in f, so that every replica of one process shares it: a link made on one is
+// answered on any.
+func (f *NotifyFlags) Make(listening string, logw io.Writer) (*notify.Links, askuser.Notifier, error) {
 	if f.Secret == "" {
 		var b [32]byte
 		_, _ = rand.Read(b[:])
-		secret = []byte(hex.EncodeToString(b[:]))
+		f.Secret = hex.EncodeToString(b[:])
 	}
+	secret := []byte(f.Secret)
 	if len(secret) < 32 {
-		return fmt.Errorf("-notify-secret must be at least 32 bytes, not %d", len(secret))
+		return nil, nil, fmt.Errorf("-notify-secret must be at least 32 bytes, not %d", len(secret))
 	}
 	base := f.PublicURL
 	if base == "" {
 		base = "http://" + listening
 	}
-	opts.Links = &notify.Links{Secrets: [][]byte{secret}, BaseURL: strings.TrimSuffix(base, "/") + "/askuser/links"}
+	links := &notify.Links{Secrets: [][]byte{secret}, BaseURL: strings.TrimSuffix(base, "/") + "/askuser/links"}
 	if f.Webhook == "" {
-		return nil
+		return links, nil, nil
 	}
-	opts.Notifier = &loggingNotifier{out: logw, hook: &notify.Webhook{URL: f.Webhook, Secret: secret, Links: opts.Links}}
-	opts.NotifyAfter = f.After
-	return nil
+	return links, &loggingNotifier{out: logw, hook: &notify.Webhook{URL: f.Webhook, Secret: secret, Links: links}}, nil
 }
 
 // loggingNotifier writes each notice's links, then posts the webhook.

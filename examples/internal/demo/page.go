@@ -12,7 +12,10 @@ var assets embed.FS
 // PageWith returns the demo page's files: the script (app.js) and styles (app.css) that
 // every demo shares, and tools.js, the cards of host tool calls for a page that has them
 // (examples/web), under own, which holds the demo's index.html (and may replace any
-// shared file by one of the same name).
+// shared file by one of the same name). An index.html may give texts of its own, by
+// language, in <script type="application/json" id="page-texts">{"en": {"title": ...},
+// "zh": {...}}</script>: the script shows them in place of its own (the cluster demo's
+// title and notice).
 func PageWith(own fs.FS) fs.FS {
 	shared, err := fs.Sub(assets, "page")
 	if err != nil {

@@ -17,32 +17,65 @@ type Plan struct {
 	Outro bool
 }
 
-// Step is one ask_user_questions call: what the agent says first (may be empty), and the
-// arguments it emits, as a model would. The web demo's calls of its host tools, which its
-// policy gates (the tour's list_files and delete_branch, and /tool), are not steps of a
-// Plan: a demo without that policy has no host tools to call.
+// Step is one call: what the agent says first (may be empty), the tool it calls ("" for
+// ask_user_questions, else one of the host tools the demo's policy gates: see
+// [ToolPolicy]), and the arguments it emits, as a model would. A step made with others
+// as one turn of parallel calls (/parallel) comes as steps one after another.
 type Step struct {
 	Say       string
+	Tool      string
 	Arguments json.RawMessage
 }
 
-// PlanFor returns the plan for a person's message: its ask_user_questions calls. It is
+// PlanFor returns the plan for a person's message: its calls, in order. It is
 // deterministic: a run resumed with the same message makes the same calls.
 func PlanFor(text string) Plan {
 	p := planFor(text)
 	out := Plan{Intro: p.intro, Outro: p.outro}
-	dropped := false
-	for _, s := range p.steps {
-		if s.tool != "" {
-			dropped = true
-			continue
+	var add func(s step)
+	add = func(s step) {
+		out.Steps = append(out.Steps, Step{Say: s.say, Tool: s.tool, Arguments: s.arguments})
+		for _, w := range s.with {
+			add(w)
 		}
-		out.Steps = append(out.Steps, Step{Say: s.say, Arguments: s.arguments})
 	}
-	if dropped && len(out.Steps) == 0 {
-		out.Intro = "This demo has no host tools to call; examples/web has them."
+	for _, s := range p.steps {
+		add(s)
 	}
 	return out
+}
+
+// ToolPolicy returns the policy that gates the demo's host tools: list_files runs,
+// delete_branch is asked about, drop_database never runs, any other is asked about.
+func ToolPolicy() *askuser.Policy { return toolPolicy() }
+
+// CallTool is the host's side of a host tool call the gate has decided: when it may run,
+// the tool runs with the arguments it may run with. It returns the tool_result event's
+// data (the result the model reads, and what the transcript shows of it) and the
+// agent's reading of it: what it says, a note for its summary, and whether the run goes
+// on.
+func CallTool(id, name string, r askuser.ApprovalResult) (data map[string]any, say, note string, goOn bool) {
+	content, failed := r.Content(""), false
+	if r.Allowed() {
+		var out string
+		out, failed = runTool(name, r.Arguments)
+		content = r.Content(out)
+	}
+	data = map[string]any{
+		"requestId": id,
+		"content":   content,
+		"outcome":   r.Outcome.String(),
+		"isError":   r.IsError() || failed,
+		"summary":   toolSummary(r, failed),
+	}
+	if r.Rule != "" {
+		data["rule"] = r.Rule
+	}
+	if r.Grant != nil && r.Decision.Decision == "" {
+		data["grant"] = r.Grant.Covers
+	}
+	say, note, goOn = toolReaction(name, r, failed)
+	return data, say, note, goOn
 }
 
 // Reaction is the agent's reading of a call's result: what it says, a note for its

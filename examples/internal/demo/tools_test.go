@@ -71,21 +71,34 @@ func TestToolPlan(t *testing.T) {
 
 // TestPlanForLeavesOutHostTools: the exported plan, which examples/cluster runs without a
 // policy, has only the tour's questions, and says so for /tool.
-func TestPlanForLeavesOutHostTools(t *testing.T) {
+func TestPlanForHasHostTools(t *testing.T) {
 	p := PlanFor("hello")
-	if len(p.Steps) != 4 || !p.Outro {
-		t.Fatalf("PlanFor(hello) has %d steps, outro %v", len(p.Steps), p.Outro)
+	if !p.Outro {
+		t.Fatalf("PlanFor(hello) has no outro")
 	}
+	var tools []string
+	questions := 0
 	for _, s := range p.Steps {
+		if s.Tool != "" {
+			tools = append(tools, s.Tool+" "+string(s.Arguments))
+			continue
+		}
+		questions++
 		if _, err := askuser.ParseArguments(s.Arguments); err != nil {
 			t.Errorf("step %q is not a question set: %v", s.Say, err)
 		}
 	}
-	if p := PlanFor(`/tool list_files {}`); len(p.Steps) != 0 || !strings.Contains(p.Intro, "no host tools") {
+	if questions != 4 || strings.Join(tools, "; ") != `list_files {}; delete_branch {"name":"feature/old-login"}` {
+		t.Fatalf("PlanFor(hello): %d question sets, tools %q", questions, tools)
+	}
+	if p := PlanFor(`/tool list_files {}`); len(p.Steps) != 1 || p.Steps[0].Tool != toolListFiles {
 		t.Errorf("PlanFor(/tool) = %+v", p)
 	}
-	if p := PlanFor(`/tool ask_user_questions {"questions": []}`); len(p.Steps) != 1 {
+	if p := PlanFor(`/tool ask_user_questions {"questions": []}`); len(p.Steps) != 1 || p.Steps[0].Tool != "" {
 		t.Errorf("PlanFor(/tool ask_user_questions) = %+v", p)
+	}
+	if p := PlanFor(`/parallel`); len(p.Steps) != 2 || p.Steps[0].Tool != "" || p.Steps[1].Tool != toolDeleteBranch {
+		t.Errorf("PlanFor(/parallel) = %+v", p)
 	}
 }
 

@@ -35,6 +35,9 @@ function buildApprovalCard(a, ctx) {
   tool.setAttribute("data-testid", "approval-tool");
   toolLine.appendChild(tool);
   node.appendChild(toolLine);
+  if (a.source) {
+    node.appendChild(buildSource(a.source, S));
+  }
   if (a.description) {
     var desc = modelEl("p", "askuser-approval-desc", a.description);
     desc.id = newId("adesc");
@@ -201,4 +204,34 @@ function buildApprovalCard(a, ctx) {
     },
     edit: edit
   };
+}
+
+// buildSource says whose tool it is, for a tool that is not the host's own: the server
+// and whether the host trusts it, the tool's title, and what the server says of the
+// tool, shown as the server's word.
+function buildSource(src, S) {
+  var box = el("div", "askuser-approval-source");
+  box.setAttribute("data-testid", "approval-source");
+  var line = el("p", "askuser-approval-server");
+  line.appendChild(el("span", null, S.approvalServer));
+  var server = modelEl("strong", null, src.server);
+  server.setAttribute("data-testid", "approval-server");
+  line.appendChild(server);
+  var trust = el("span", "askuser-approval-trust" + (src.trusted ? " askuser-trusted" : ""), src.trusted ? S.approvalTrusted : S.approvalUntrusted);
+  trust.setAttribute("data-testid", "approval-trust");
+  line.appendChild(trust);
+  box.appendChild(line);
+  if (src.title) {
+    var title = modelEl("p", "askuser-approval-title", src.title);
+    title.setAttribute("data-testid", "approval-title");
+    box.appendChild(title);
+  }
+  var said = src.hints.map(function (h) {
+    var words = S.approvalHint[h.name];
+    return words ? words[h.value ? 0 : 1] : clean(h.name) + ": " + String(h.value);
+  });
+  var hints = el("p", "askuser-approval-hints", said.length ? S.approvalHints(said.join(S.approvalHintSep)) : S.approvalNoHints);
+  hints.setAttribute("data-testid", "approval-hints");
+  box.appendChild(hints);
+  return box;
 }

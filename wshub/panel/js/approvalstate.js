@@ -33,6 +33,7 @@ function Approval(data, session) {
 Approval.prototype.update = function (data) {
   this.tool = str(data.tool);
   this.description = str(data.description);
+  this.source = sourceOf(data.source);
   var offered = Array.isArray(data.decisions) ? data.decisions : [];
   this.decisions = offered.filter(function (d, i) {
     return DECISIONS.indexOf(d) >= 0 && offered.indexOf(d) === i;
@@ -128,3 +129,28 @@ Approval.prototype.restore = function (draft) {
     this.editText = d.edit;
   }
 };
+
+// HINTS are the hints of an MCP tool in the order a card shows them; others follow by
+// name.
+var HINTS = ["readOnly", "destructive", "idempotent", "openWorld"];
+
+// sourceOf reads the source of a tool that is not the host's own (an MCP server's):
+// {server, trusted, title, hints: [{name, value}]}, or null.
+function sourceOf(src) {
+  if (!src || typeof src !== "object" || Array.isArray(src)) {
+    return null;
+  }
+  var hints = [];
+  if (src.hints && typeof src.hints === "object" && !Array.isArray(src.hints)) {
+    var names = Object.keys(src.hints).filter(function (n) { return typeof src.hints[n] === "boolean"; });
+    names.sort(function (a, b) {
+      var ia = HINTS.indexOf(a), ib = HINTS.indexOf(b);
+      if (ia < 0 && ib < 0) {
+        return a < b ? -1 : a > b ? 1 : 0;
+      }
+      return (ia < 0 ? HINTS.length : ia) - (ib < 0 ? HINTS.length : ib);
+    });
+    hints = names.map(function (n) { return {name: n, value: src.hints[n]}; });
+  }
+  return {server: str(src.server), trusted: src.trusted === true, title: str(src.title), hints: hints};
+}

@@ -114,6 +114,12 @@
   var asked = params.get("lang") || (navigator.languages && navigator.languages[0]) || navigator.language || "";
   var lang = /^zh(?:-|_|$)/i.test(asked) ? "zh" : "en";
   var T = TEXT[lang];
+  // A page may give texts of its own (its title, say), by language:
+  // <script type="application/json" id="page-texts">{"en": {"title": "..."}, "zh": {...}}</script>
+  var own = document.getElementById("page-texts");
+  if (own) {
+    T = Object.assign({}, T, JSON.parse(own.textContent)[lang]);
+  }
   document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
   document.title = T.title;
 
