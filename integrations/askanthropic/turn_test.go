@@ -17,7 +17,8 @@ import (
 // request carries one tool_result per tool_use, in the order of the calls, each with
 // its call's id, its exact result and its error flag: list_files's output (run while
 // write_file waited for the person), is_error false; write_file's result with the
-// notice of the person's edit, is_error false; drop_table's denial by the Policy,
+// notice of the person's edit, is_error false, or the person's denial with its reason,
+// is_error true, losing neither sibling's result; drop_table's denial by the Policy,
 // is_error true. The host's tools ran with exactly the arguments allowed.
 func TestToolResultBlocksGatedTurn(t *testing.T) {
 	const (
@@ -25,33 +26,32 @@ func TestToolResultBlocksGatedTurn(t *testing.T) {
 		writeID = "toolu_01Pj4Ed6Ga1Zs8Nu3Rw5YkTq"
 		dropID  = "toolu_01Cm9Fv2Xh7Jo4Bt6Ai1UeSl"
 	)
-	api := newFakeAPI(t, "testdata/gated.json")
-	host := paneltest.NewHost()
-	d, _, approvals := paneltest.NewGated(t, askuser.IntSession(session), &askuser.Options{Policy: paneltest.Policy()},
-		paneltest.Pick(), host.EditOnceListed(t, paneltest.WriteFileEdit))
-	final := converseTurn(t, api, func(ctx context.Context, msg *anthropic.Message) []anthropic.ContentBlockParamUnion {
-		return askanthropic.ToolResultBlocks(ctx, d, askuser.IntSession(session), msg, host.Run)
-	})
+	paneltest.EachDecision(t, askuser.IntSession(session), func(t *testing.T, g paneltest.GatedTurn) {
+		api := newFakeAPI(t, "testdata/gated.json")
+		final := converseTurn(t, api, func(ctx context.Context, msg *anthropic.Message) []anthropic.ContentBlockParamUnion {
+			return askanthropic.ToolResultBlocks(ctx, g.D, askuser.IntSession(session), msg, g.Host.Run)
+		})
 
-	req := api.request(t, 1)
-	assistant := req["messages"].([]any)[1].(map[string]any)["content"].([]any)
-	for i, id := range []string{listID, writeID, dropID} {
-		if use := assistant[i+1].(map[string]any); use["type"] != "tool_use" || use["id"] != id {
-			t.Errorf("the assistant's tool_use %d was not sent back as it came: %v", i, use)
+		req := api.request(t, 1)
+		assistant := req["messages"].([]any)[1].(map[string]any)["content"].([]any)
+		for i, id := range []string{listID, writeID, dropID} {
+			if use := assistant[i+1].(map[string]any); use["type"] != "tool_use" || use["id"] != id {
+				t.Errorf("the assistant's tool_use %d was not sent back as it came: %v", i, use)
+			}
 		}
-	}
-	results := lastToolResults(t, req)
-	if len(results) != 3 {
-		t.Fatalf("%d tool results, want 3", len(results))
-	}
-	checkToolResult(t, results[0], listID, paneltest.ListFilesOutput, false)
-	checkToolResult(t, results[1], writeID, paneltest.WriteFileEdited, false)
-	checkToolResult(t, results[2], dropID, paneltest.DropTableDenied, true)
+		results := lastToolResults(t, req)
+		if len(results) != 3 {
+			t.Fatalf("%d tool results, want 3", len(results))
+		}
+		checkToolResult(t, results[0], listID, paneltest.ListFilesOutput, false)
+		checkToolResult(t, results[1], writeID, g.Written, g.Denied)
+		checkToolResult(t, results[2], dropID, paneltest.DropTableDenied, true)
 
-	host.CheckGatedTurn(t, approvals, listID, writeID)
-	if !strings.HasPrefix(final.Content[0].Text, "I wrote the settings page") {
-		t.Errorf("final message %q", final.Content[0].Text)
-	}
+		g.Check(t, listID, writeID)
+		if !strings.HasPrefix(final.Content[0].Text, "I wrote the settings page") { // the recording's, whatever was sent
+			t.Errorf("final message %q", final.Content[0].Text)
+		}
+	})
 }
 
 // A turn mixing a question and the host's tools: each tool_use gets its tool_result,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askeino"
+	"github.com/askuser-go/askuser/internal/paneltest"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/flow/agent/react"
@@ -84,4 +85,57 @@ func ExampleNewGate() {
 	fmt.Println(out.Content)
 	// Output:
 	// The user said: {"error": "This tool call is not allowed here; the tool did not run. Do not call it again."}
+}
+
+// The host's tool behind the interrupting gate, in the ReAct agent as a node of a graph
+// that keeps checkpoints: the call waits for the person, so the run interrupts with the
+// approval as its info; the host resumes it later, here with the person's decision
+// obtained elsewhere, and the tool runs once, with the arguments approved.
+func ExampleNewInterruptGate() {
+	ctx := context.Background()
+	d := askuser.New(newDevices(), &askuser.Options{Policy: &askuser.Policy{Ask: []askuser.Rule{{Tool: "write_file"}}}})
+	defer d.Close()
+	ctx = askeino.WithSession(ctx, askuser.IntSession(123))
+
+	writeFile := hostTool{name: "write_file", host: paneltest.NewHost()} // the host's own tool.InvokableTool
+	model := &scriptedModel{calls: []schema.ToolCall{{ID: "call_1", Function: schema.FunctionCall{Name: "write_file", Arguments: `{"path":"a.txt","content":"hi"}`}}}}
+	agent, err := react.NewAgent(ctx, &react.AgentConfig{
+		ToolCallingModel: model,
+		ToolsConfig:      compose.ToolsNodeConfig{Tools: []tool.BaseTool{askeino.NewInterruptGate(d, writeFile, nil)}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sub, opts := agent.ExportGraph()
+	g := compose.NewGraph[[]*schema.Message, *schema.Message]()
+	_ = g.AddGraphNode("agent", sub, opts...)
+	_ = g.AddEdge(compose.START, "agent")
+	_ = g.AddEdge("agent", compose.END)
+	graph, err := g.Compile(ctx, compose.WithCheckPointStore(&memoryStore{}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	_, err = graph.Invoke(ctx, []*schema.Message{schema.UserMessage("Write a.txt.")}, compose.WithCheckPointID("run-1"))
+	info, ok := compose.ExtractInterruptInfo(err)
+	if !ok {
+		fmt.Println("no interrupt:", err)
+		return
+	}
+	ic := info.InterruptContexts[0]
+	a := ic.Info.(*askeino.Approval)
+	fmt.Println("waiting for approval:", a.RequestID, a.Tool, a.Arguments)
+
+	resume := &askeino.ApprovalResume{Decision: askuser.DecisionApprove, By: "alice"}
+	out, err := graph.Invoke(compose.ResumeWithData(ctx, ic.ID, resume), nil, compose.WithCheckPointID("run-1"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(out.Content)
+	// Output:
+	// waiting for approval: call_1 write_file {"path":"a.txt","content":"hi"}
+	// The user said: {"wrote":"a.txt","bytes":2}
 }

@@ -48,12 +48,18 @@ func gatedTools(host *paneltest.Host, gate func(tool.InvokableTool) tool.BaseToo
 }
 
 // checkToolMessages checks the tool messages the model was given for the gated turn:
-// one per call, under its id, with the exact results.
+// one per call, under its id, with the exact results, write_file's edited.
 func checkToolMessages(t *testing.T, m *scriptedModel) {
+	t.Helper()
+	checkToolMessagesWith(t, m, paneltest.WriteFileEdited)
+}
+
+// checkToolMessagesWith is checkToolMessages with written as write_file's result.
+func checkToolMessagesWith(t *testing.T, m *scriptedModel, written string) {
 	t.Helper()
 	want := map[string]string{
 		"call_list":  paneltest.ListFilesOutput,
-		"call_write": paneltest.WriteFileEdited,
+		"call_write": written,
 		"call_drop":  paneltest.DropTableDenied,
 	}
 	got := map[string]string{}
@@ -87,24 +93,23 @@ func gatedReAct(t *testing.T, host *paneltest.Host, gate func(tool.InvokableTool
 
 // TestReActAgentGates: Eino's ReAct agent runs the host's three tools behind the
 // blocking Gate, in parallel: the device is asked about write_file alone, under its
-// tool-call id, and edits it once list_files has run (so list_files ran while its
-// sibling waited); write_file runs with the edit, drop_table never runs, and the model
-// is given every result under its call's id.
+// tool-call id, and edits or denies it once list_files has run (so list_files ran while
+// its sibling waited); write_file runs with the edit, or not at all, drop_table never
+// runs, and the model is given every result under its call's id.
 func TestReActAgentGates(t *testing.T) {
-	host := paneltest.NewHost()
-	d, _, approvals := paneltest.NewGated(t, session, &askuser.Options{Policy: paneltest.Policy()},
-		paneltest.Pick(), host.EditOnceListed(t, paneltest.WriteFileEdit))
-	agent, m := gatedReAct(t, host, func(inner tool.InvokableTool) tool.BaseTool {
-		return askeino.NewGate(d, inner, nil)
+	paneltest.EachDecision(t, session, func(t *testing.T, g paneltest.GatedTurn) {
+		agent, m := gatedReAct(t, g.Host, func(inner tool.InvokableTool) tool.BaseTool {
+			return askeino.NewGate(g.D, inner, nil)
+		})
+		if _, err := agent.Generate(askeino.WithSession(t.Context(), session), []*schema.Message{schema.UserMessage("Add the settings page.")}); err != nil {
+			t.Fatal(err)
+		}
+		checkToolMessagesWith(t, m, g.Written)
+		g.Check(t, "call_list", "call_write")
+		if len(m.tools) != 3 || m.tools[1].Name != "write_file" {
+			t.Errorf("the model was given tools %v, want the wrapped tools' infos", m.tools)
+		}
 	})
-	if _, err := agent.Generate(askeino.WithSession(t.Context(), session), []*schema.Message{schema.UserMessage("Add the settings page.")}); err != nil {
-		t.Fatal(err)
-	}
-	checkToolMessages(t, m)
-	host.CheckGatedTurn(t, approvals, "call_list", "call_write")
-	if len(m.tools) != 3 || m.tools[1].Name != "write_file" {
-		t.Errorf("the model was given tools %v, want the wrapped tools' infos", m.tools)
-	}
 }
 
 // TestGateRefusals: a call the Policy denies does not reach the tool and is a result

@@ -18,40 +18,40 @@ import (
 // request carries one functionResponse per functionCall, in the order of the calls,
 // each with the call's name and no id (the calls had none), and its exact response:
 // list_files's output (run while write_file waited for the person) and write_file's
-// result with the notice of the person's edit as the function's output; drop_table's
-// denial by the Policy under "error", which Gemini reads as the function's error. The
-// calls ran under the stable ids of their positions in the turn.
+// result with the notice of the person's edit as the function's output, or the
+// person's denial with its reason under "error", losing neither sibling's response;
+// drop_table's denial by the Policy under "error", which Gemini reads as the
+// function's error. The calls ran under the stable ids of their positions in the turn.
 func TestTurnResponsesGatedTurn(t *testing.T) {
-	api := newFakeAPI(t, "testdata/gated.json")
-	host := paneltest.NewHost()
-	d, _, approvals := paneltest.NewGated(t, askuser.IntSession(session), &askuser.Options{Policy: paneltest.Policy()},
-		paneltest.Pick(), host.EditOnceListed(t, paneltest.WriteFileEdit))
-	final := converseTurn(t, api, 3, func(ctx context.Context, turn *genai.Content) []*genai.Part {
-		return askgenai.TurnResponses(ctx, d, askuser.IntSession(session), turnID, turn, host.Run)
-	})
+	paneltest.EachDecision(t, askuser.IntSession(session), func(t *testing.T, g paneltest.GatedTurn) {
+		api := newFakeAPI(t, "testdata/gated.json")
+		final := converseTurn(t, api, 3, func(ctx context.Context, turn *genai.Content) []*genai.Part {
+			return askgenai.TurnResponses(ctx, g.D, askuser.IntSession(session), turnID, turn, g.Host.Run)
+		})
 
-	contents := api.request(t, 1)["contents"].([]any)
-	if len(contents) != 3 {
-		t.Fatalf("%d contents, want user, model, user", len(contents))
-	}
-	if first := contents[1].(map[string]any)["parts"].([]any)[0].(map[string]any); first["thoughtSignature"] == nil {
-		t.Errorf("the model's turn was not sent back as it came: %v", first)
-	}
-	response := func(name, content string) any {
-		return map[string]any{"functionResponse": map[string]any{"name": name, "response": decode(t, []byte(content))}}
-	}
-	want := map[string]any{"role": "user", "parts": []any{
-		response("list_files", paneltest.ListFilesOutput),
-		response("write_file", paneltest.WriteFileEdited),
-		response("drop_table", paneltest.DropTableDenied),
-	}}
-	if !reflect.DeepEqual(contents[2], want) {
-		t.Errorf("function responses on the wire:\n%s\nwant:\n%s", mustJSON(t, contents[2]), mustJSON(t, want))
-	}
-	host.CheckGatedTurn(t, approvals, askgenai.CallID(turnID, 0), askgenai.CallID(turnID, 1))
-	if !strings.HasPrefix(final.Text(), "I wrote the settings page") {
-		t.Errorf("final text %q", final.Text())
-	}
+		contents := api.request(t, 1)["contents"].([]any)
+		if len(contents) != 3 {
+			t.Fatalf("%d contents, want user, model, user", len(contents))
+		}
+		if first := contents[1].(map[string]any)["parts"].([]any)[0].(map[string]any); first["thoughtSignature"] == nil {
+			t.Errorf("the model's turn was not sent back as it came: %v", first)
+		}
+		response := func(name, content string) any {
+			return map[string]any{"functionResponse": map[string]any{"name": name, "response": decode(t, []byte(content))}}
+		}
+		want := map[string]any{"role": "user", "parts": []any{
+			response("list_files", paneltest.ListFilesOutput),
+			response("write_file", g.Written),
+			response("drop_table", paneltest.DropTableDenied),
+		}}
+		if !reflect.DeepEqual(contents[2], want) {
+			t.Errorf("function responses on the wire:\n%s\nwant:\n%s", mustJSON(t, contents[2]), mustJSON(t, want))
+		}
+		g.Check(t, askgenai.CallID(turnID, 0), askgenai.CallID(turnID, 1))
+		if !strings.HasPrefix(final.Text(), "I wrote the settings page") { // the recording's
+			t.Errorf("final text %q", final.Text())
+		}
+	})
 }
 
 // A turn mixing a question and the host's functions: each call gets its response, in

@@ -15,53 +15,44 @@ import (
 	"github.com/askuser-go/askuser/internal/paneltest"
 )
 
-// gatedDevice is the person's side of a gated turn: a dispatcher gating the host's tools
-// by paneltest.Policy, and a device that edits the approval it is shown once list_files
-// has run.
-func gatedDevice(t *testing.T) (*askuser.Dispatcher, *paneltest.Host, <-chan askuser.ApprovalData) {
-	t.Helper()
-	host := paneltest.NewHost()
-	d, _, approvals := paneltest.NewGated(t, askuser.IntSession(session), &askuser.Options{Policy: paneltest.Policy()},
-		paneltest.Pick(), host.EditOnceListed(t, paneltest.WriteFileEdit))
-	return d, host, approvals
-}
-
 // A turn of three calls of the host's tools, over the SDK's client: the follow-up
 // request carries one tool message per call, in the order of the calls, each with its
 // call's id and its exact result: list_files's output, ran while write_file waited for
-// the person; write_file's result with the notice of the person's edit; drop_table's
-// denial by the Policy. The contents say it all: Chat Completions has no error flag.
+// the person; write_file's result with the notice of the person's edit, or the person's
+// denial with its reason, losing neither sibling's result; drop_table's denial by the
+// Policy. The contents say it all: Chat Completions has no error flag.
 func TestChatToolResultsGatedTurn(t *testing.T) {
 	const (
 		listID  = "call_8fKq2LrX0aNd3TzYw1VbQe7M"
 		writeID = "call_R4mWc9sJpT6yHn0uLx2GdA5k"
 		dropID  = "call_Zb3Vh7QeN1oKy5fCj8wMs0Ui"
 	)
-	api := newFakeAPI(t, "testdata/chat_gated.json", "/chat/completions")
-	d, host, approvals := gatedDevice(t)
-	final := converseChatTurn(t, api, func(ctx context.Context, msg openai.ChatCompletionMessage) []openai.ChatCompletionMessageParamUnion {
-		return askopenai.ChatToolResults(ctx, d, askuser.IntSession(session), msg, host.Run)
-	})
+	paneltest.EachDecision(t, askuser.IntSession(session), func(t *testing.T, g paneltest.GatedTurn) {
+		api := newFakeAPI(t, "testdata/chat_gated.json", "/chat/completions")
+		final := converseChatTurn(t, api, func(ctx context.Context, msg openai.ChatCompletionMessage) []openai.ChatCompletionMessageParamUnion {
+			return askopenai.ChatToolResults(ctx, g.D, askuser.IntSession(session), msg, g.Host.Run)
+		})
 
-	msgs := api.request(t, 1)["messages"].([]any)
-	if len(msgs) != 6 {
-		t.Fatalf("%d messages, want system, user, assistant and three tool messages", len(msgs))
-	}
-	want := []any{
-		map[string]any{"role": "tool", "tool_call_id": listID, "content": paneltest.ListFilesOutput},
-		map[string]any{"role": "tool", "tool_call_id": writeID, "content": paneltest.WriteFileEdited},
-		map[string]any{"role": "tool", "tool_call_id": dropID, "content": paneltest.DropTableDenied},
-	}
-	if !reflect.DeepEqual(msgs[3:], want) {
-		t.Errorf("tool messages on the wire:\n%s\nwant:\n%s", mustJSON(t, msgs[3:]), mustJSON(t, want))
-	}
-	host.CheckGatedTurn(t, approvals, listID, writeID)
-	if !strings.HasPrefix(final.Choices[0].Message.Content, "I wrote the settings page") {
-		t.Errorf("final message %q", final.Choices[0].Message.Content)
-	}
+		msgs := api.request(t, 1)["messages"].([]any)
+		if len(msgs) != 6 {
+			t.Fatalf("%d messages, want system, user, assistant and three tool messages", len(msgs))
+		}
+		want := []any{
+			map[string]any{"role": "tool", "tool_call_id": listID, "content": paneltest.ListFilesOutput},
+			map[string]any{"role": "tool", "tool_call_id": writeID, "content": g.Written},
+			map[string]any{"role": "tool", "tool_call_id": dropID, "content": paneltest.DropTableDenied},
+		}
+		if !reflect.DeepEqual(msgs[3:], want) {
+			t.Errorf("tool messages on the wire:\n%s\nwant:\n%s", mustJSON(t, msgs[3:]), mustJSON(t, want))
+		}
+		g.Check(t, listID, writeID)
+		if !strings.HasPrefix(final.Choices[0].Message.Content, "I wrote the settings page") { // the recording's
+			t.Errorf("final message %q", final.Choices[0].Message.Content)
+		}
+	})
 }
 
-// The same turn over the Responses API: one function_call_output per function_call,
+// The same turns over the Responses API: one function_call_output per function_call,
 // in order, each with its call_id and its exact output.
 func TestResponsesToolOutputsGatedTurn(t *testing.T) {
 	const (
@@ -69,25 +60,26 @@ func TestResponsesToolOutputsGatedTurn(t *testing.T) {
 		writeID = "call_Gm1yK6dQ9bFz4XoW3tNcE8Pi"
 		dropID  = "call_Vs0aJ2hR7cMu5LqY9eTgB4Zn"
 	)
-	api := newFakeAPI(t, "testdata/responses_gated.json", "/responses")
-	d, host, approvals := gatedDevice(t)
-	final := converseResponsesTurn(t, api, func(ctx context.Context, resp *responses.Response) []responses.ResponseInputItemUnionParam {
-		return askopenai.ResponsesToolOutputs(ctx, d, askuser.IntSession(session), resp, host.Run)
-	})
+	paneltest.EachDecision(t, askuser.IntSession(session), func(t *testing.T, g paneltest.GatedTurn) {
+		api := newFakeAPI(t, "testdata/responses_gated.json", "/responses")
+		final := converseResponsesTurn(t, api, func(ctx context.Context, resp *responses.Response) []responses.ResponseInputItemUnionParam {
+			return askopenai.ResponsesToolOutputs(ctx, g.D, askuser.IntSession(session), resp, g.Host.Run)
+		})
 
-	req := api.request(t, 1)
-	want := []any{
-		map[string]any{"type": "function_call_output", "call_id": listID, "output": paneltest.ListFilesOutput},
-		map[string]any{"type": "function_call_output", "call_id": writeID, "output": paneltest.WriteFileEdited},
-		map[string]any{"type": "function_call_output", "call_id": dropID, "output": paneltest.DropTableDenied},
-	}
-	if !reflect.DeepEqual(req["input"], want) || req["previous_response_id"] != "resp_67ccd31a0e448190a0e2b6c8d1e4f5060bb6a6b452d3795b" {
-		t.Errorf("follow-up on the wire:\n%s\nwant the input:\n%s", mustJSON(t, req), mustJSON(t, want))
-	}
-	host.CheckGatedTurn(t, approvals, listID, writeID)
-	if !strings.HasPrefix(final.OutputText(), "I wrote the settings page") {
-		t.Errorf("final output %q", final.OutputText())
-	}
+		req := api.request(t, 1)
+		want := []any{
+			map[string]any{"type": "function_call_output", "call_id": listID, "output": paneltest.ListFilesOutput},
+			map[string]any{"type": "function_call_output", "call_id": writeID, "output": g.Written},
+			map[string]any{"type": "function_call_output", "call_id": dropID, "output": paneltest.DropTableDenied},
+		}
+		if !reflect.DeepEqual(req["input"], want) || req["previous_response_id"] != "resp_67ccd31a0e448190a0e2b6c8d1e4f5060bb6a6b452d3795b" {
+			t.Errorf("follow-up on the wire:\n%s\nwant the input:\n%s", mustJSON(t, req), mustJSON(t, want))
+		}
+		g.Check(t, listID, writeID)
+		if !strings.HasPrefix(final.OutputText(), "I wrote the settings page") { // the recording's
+			t.Errorf("final output %q", final.OutputText())
+		}
+	})
 }
 
 // approveAll is a device's decision on every approval: approve it.
