@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,7 +81,11 @@ func TestMultiSelectHelpSaysSpace(t *testing.T) {
 	ex := startExample(t)
 	ex.wait("Which framework should we use for the new module?")
 	ex.press("\r")
-	screen := ex.wait("Which features should the first release include?")
+	ex.wait("Which features should the first release include?")
+	// The key help is the form's last line: wait until the form is drawn down to it.
+	screen := ex.waitFor("the key help under the multi-select", func(s string) bool {
+		return strings.Count(s, "toggle") >= 2
+	})
 	if !strings.Contains(screen, "space toggles") || !strings.Contains(screen, "space toggle") || strings.Contains(screen, "x toggle") {
 		t.Errorf("the hint and the key help disagree on the key that toggles:\n%s", screen)
 	}
@@ -167,14 +172,21 @@ func (ex *example) output() string {
 // wait waits until the screen shows text, and returns the screen.
 func (ex *example) wait(text string) string {
 	ex.t.Helper()
+	return ex.waitFor(strconv.Quote(text), func(s string) bool { return strings.Contains(s, text) })
+}
+
+// waitFor waits until the screen satisfies shows, and returns the screen; what names
+// what it waits for in the failure.
+func (ex *example) waitFor(what string, shows func(screen string) bool) string {
+	ex.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		s := ex.screen()
-		if strings.Contains(s, text) {
+		if shows(s) {
 			return s
 		}
 		if time.Now().After(deadline) {
-			ex.t.Fatalf("the terminal never showed %q; it shows:\n%s", text, s)
+			ex.t.Fatalf("the terminal never showed %s; it shows:\n%s", what, s)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
