@@ -293,7 +293,7 @@ type call struct {
 	session askuser.SessionID
 	id      string
 	tool    string
-	attrs   [5]attribute.KeyValue
+	attrs   [4]attribute.KeyValue
 }
 
 // Begin starts the call's "execute_tool {tool}" span, a child of ctx's; it implements
@@ -308,15 +308,14 @@ func (o *Observer) Begin(ctx context.Context, c askuser.CallInfo) (context.Conte
 		cl.attrs[n] = AttrToolCallID.String(c.ID)
 		n++
 	}
-	if o.cfg.content && len(c.Arguments) > 0 {
-		cl.attrs[n] = AttrToolArguments.String(string(c.Arguments))
-		n++
-	}
 	name := questionSpan
 	if c.Tool != askuser.ToolName {
 		name = "execute_tool " + c.Tool
 	}
 	ctx, cl.span = o.tracer.Start(ctx, name, internal, trace.WithAttributes(cl.attrs[:n]...))
+	if o.cfg.content && len(c.Arguments) > 0 {
+		cl.span.SetAttributes(AttrToolArguments.String(string(c.Arguments)))
+	}
 	cl.began = time.Now()
 	return ctx, cl.end
 }
@@ -377,7 +376,6 @@ func (o *Observer) Observe(ctx context.Context, x askuser.Observation) {
 		if x.Outcome == askuser.Invalid {
 			return // refused before anything was asked
 		}
-		outcome := AttrOutcome.String(x.Outcome.String())
 		if x.Waited > 0 {
 			o.requestDuration.Record(ctx, x.Waited.Seconds(), o.sets.end(x.Kind, x.Outcome))
 			if x.Outcome != askuser.Undelivered { // an undelivered request was never counted
@@ -385,7 +383,7 @@ func (o *Observer) Observe(ctx context.Context, x askuser.Observation) {
 			}
 		}
 		if o.span(x) == nil { // ended here, for a call elsewhere: its own span, linked
-			o.linked(ctx, "askuser.end", x, outcome)
+			o.linked(ctx, "askuser.end", x, AttrOutcome.String(x.Outcome.String()))
 		}
 	case askuser.ObservedDecision:
 		if x.RequestID == "" {
