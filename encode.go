@@ -72,7 +72,7 @@ func encodeResolvedData(r ResolvedData) ([]byte, error) {
 	if e == nil {
 		return nil, fmt.Errorf("outcome: unknown outcome %d", int(r.Outcome))
 	}
-	b := make([]byte, 0, len(r.RequestID)+48)
+	b := make([]byte, 0, len(r.RequestID)+48+answersSize(r.Answers))
 	b = append(b, `{"requestId":`...)
 	b = jsonwrite.AppendString(b, r.RequestID)
 	b = append(b, `,"outcome":`...)
@@ -169,8 +169,17 @@ func encodeRequest(r *Request) []byte {
 
 // encodeResponse encodes r, the tool result of every answered call.
 func encodeResponse(r response) []byte {
+	b := make([]byte, 0, answersSize(r.Answers))
+	b = append(b, `{"answers":`...)
+	b = appendAnswers(b, r.Answers)
+	return append(b, '}')
+}
+
+// answersSize is about how many bytes appendAnswers writes for answers (a little more
+// when nothing needs escaping), so that a buffer made for them need not grow.
+func answersSize(answers []Answer) int {
 	n := 16
-	for _, a := range r.Answers {
+	for _, a := range answers {
 		n += len(a.Question) + 48
 		for _, l := range a.SelectedLabels {
 			n += len(l) + 3
@@ -179,10 +188,7 @@ func encodeResponse(r response) []byte {
 			n += len(*a.CustomInput)
 		}
 	}
-	b := make([]byte, 0, n+n/16)
-	b = append(b, `{"answers":`...)
-	b = appendAnswers(b, r.Answers)
-	return append(b, '}')
+	return n + n/16
 }
 
 // appendAnswers appends answers as a JSON array; nil is null.
@@ -212,7 +218,7 @@ func appendAnswers(b []byte, answers []Answer) []byte {
 
 // encodeResultData encodes a device's result: answers, or a decline.
 func encodeResultData(r *ResultData) []byte {
-	b := make([]byte, 0, 64)
+	b := make([]byte, 0, len(r.RequestID)+48+answersSize(r.Answers))
 	b = append(b, `{"requestId":`...)
 	b = jsonwrite.AppendString(b, r.RequestID)
 	if len(r.Answers) > 0 {
