@@ -164,8 +164,11 @@ func (g *gauge) add(n int64) {
 type attrSets struct {
 	byKind [kinds]metric.MeasurementOption
 	byEnd  [kinds][outcomes]metric.MeasurementOption
-	byTool sync.Map // toolKey -> metric.MeasurementOption
-	tools  atomic.Int32
+	// answered is the option of an ask_user_questions call that ended without an
+	// error, the most frequent, looked up without hashing.
+	answered metric.MeasurementOption
+	byTool   sync.Map // toolKey -> metric.MeasurementOption
+	tools    atomic.Int32
 }
 
 type toolKey struct{ tool, errorType string }
@@ -181,6 +184,7 @@ func newAttrSets() *attrSets {
 			c.byEnd[k][o] = metric.WithAttributeSet(endSet(k, o))
 		}
 	}
+	c.answered = metric.WithAttributeSet(attribute.NewSet(AttrOperationName.String("execute_tool"), AttrToolName.String(askuser.ToolName)))
 	return c
 }
 
@@ -200,6 +204,9 @@ func (c *attrSets) end(k askuser.Kind, o askuser.Outcome) metric.MeasurementOpti
 }
 
 func (c *attrSets) tool(tool, errorType string) metric.MeasurementOption {
+	if tool == askuser.ToolName && errorType == "" {
+		return c.answered
+	}
 	key := toolKey{tool, errorType}
 	if opt, ok := c.byTool.Load(key); ok {
 		return opt.(metric.MeasurementOption)
@@ -216,9 +223,6 @@ func (c *attrSets) tool(tool, errorType string) metric.MeasurementOption {
 	}
 	return opt
 }
-
-// internal starts every span as an internal one.
-var internal = trace.WithSpanKind(trace.SpanKindInternal)
 
 // NewObserver returns an Observer; it fails only when a metric cannot be made.
 func NewObserver(opts ...Option) (*Observer, error) {
@@ -284,8 +288,15 @@ func NewObserver(opts ...Option) (*Observer, error) {
 // questionSpan is the span name of every ask_user_questions call.
 const questionSpan = "execute_tool " + askuser.ToolName
 
-// call is what a call's end needs of its beginning, with room for its span's first
-// attributes: one allocation a call.
+// startOptions start every span: an internal one, gen_ai.operation.name set at its
+// start (where a sampler sees it). Made once, they cost a call nothing.
+var startOptions = []trace.SpanStartOption{
+	trace.WithSpanKind(trace.SpanKindInternal),
+	trace.WithAttributes(AttrOperationName.String("execute_tool")),
+}
+
+// call is what a call's end needs of its beginning, with room for its span's other
+// attributes. Calls are recycled once ended: a call's state costs no allocation.
 type call struct {
 	o       *Observer
 	span    trace.Span
@@ -293,39 +304,49 @@ type call struct {
 	session askuser.SessionID
 	id      string
 	tool    string
-	attrs   [4]attribute.KeyValue
+	attrs   [3]attribute.KeyValue
+	// gen counts the uses of this state; an end of an earlier use is not this one's.
+	gen uint64
 }
+
+var callPool = sync.Pool{New: func() any { return new(call) }}
 
 // Begin starts the call's "execute_tool {tool}" span, a child of ctx's; it implements
 // [askuser.Observer].
 func (o *Observer) Begin(ctx context.Context, c askuser.CallInfo) (context.Context, func(askuser.CallEnd)) {
-	cl := &call{o: o, session: c.Session, id: c.ID, tool: c.Tool}
-	cl.attrs[0] = AttrOperationName.String("execute_tool")
-	cl.attrs[1] = AttrToolName.String(c.Tool)
-	cl.attrs[2] = AttrToolType.String("function")
-	n := 3
-	if c.ID != "" {
-		cl.attrs[n] = AttrToolCallID.String(c.ID)
-		n++
-	}
+	cl := callPool.Get().(*call)
+	cl.gen++
+	cl.o, cl.session, cl.id, cl.tool = o, c.Session, c.ID, c.Tool
 	name := questionSpan
 	if c.Tool != askuser.ToolName {
 		name = "execute_tool " + c.Tool
 	}
-	ctx, cl.span = o.tracer.Start(ctx, name, internal, trace.WithAttributes(cl.attrs[:n]...))
+	ctx, cl.span = o.tracer.Start(ctx, name, startOptions...)
+	cl.began = time.Now()
+	cl.attrs[0] = AttrToolName.String(c.Tool)
+	cl.attrs[1] = AttrToolType.String("function")
+	n := 2
+	if c.ID != "" {
+		cl.attrs[n] = AttrToolCallID.String(c.ID)
+		n++
+	}
+	cl.span.SetAttributes(cl.attrs[:n]...)
 	if o.cfg.content && len(c.Arguments) > 0 {
 		cl.span.SetAttributes(AttrToolArguments.String(string(c.Arguments)))
 	}
-	cl.began = time.Now()
-	return ctx, cl.end
+	gen := cl.gen
+	return ctx, func(e askuser.CallEnd) {
+		if cl.gen == gen { // once: a second end finds the state gone
+			cl.end(e)
+		}
+	}
 }
 
-// end ends the call's span and records its duration.
+// end ends the call's span, records its duration, and gives its state back.
 func (cl *call) end(e askuser.CallEnd) {
 	o, span := cl.o, cl.span
-	defer span.End()
 	t := errorType(e)
-	end := cl.attrs[:0] // the span has copied its first attributes
+	end := cl.attrs[:0] // the span has copied its attributes
 	if e.RequestID != "" {
 		if e.RequestID != cl.id { // one made for a call without an id
 			end = append(end, AttrRequestID.String(e.RequestID))
@@ -342,7 +363,10 @@ func (cl *call) end(e askuser.CallEnd) {
 	if len(end) > 0 {
 		span.SetAttributes(end...)
 	}
+	span.End()
 	o.toolDuration.Record(context.Background(), time.Since(cl.began).Seconds(), o.sets.tool(cl.tool, t))
+	*cl = call{gen: cl.gen + 1}
+	callPool.Put(cl)
 }
 
 // errorType is the error.type of a call: the outcome, for every way but answered and
@@ -366,12 +390,13 @@ func (o *Observer) Observe(ctx context.Context, x askuser.Observation) {
 	switch x.What {
 	case askuser.ObservedAsk:
 		o.countPending(x.Kind, 1)
-		if span := trace.SpanFromContext(ctx); span.SpanContext().IsValid() {
-			span.AddEvent("askuser.delivered")
-			o.mu.Lock()
-			o.spans[spanKey{x.Session, x.RequestID}] = span
-			o.mu.Unlock()
-		}
+		// The call's span, kept even when it records nothing (a no-op tracer, a span
+		// not sampled): its request is this dispatcher's, and its end no other's.
+		span := trace.SpanFromContext(ctx)
+		span.AddEvent("askuser.delivered")
+		o.mu.Lock()
+		o.spans[spanKey{x.Session, x.RequestID}] = span
+		o.mu.Unlock()
 	case askuser.ObservedEnd:
 		if x.Outcome == askuser.Invalid {
 			return // refused before anything was asked
@@ -426,14 +451,22 @@ func (o *Observer) span(x askuser.Observation) trace.Span {
 	return o.spans[spanKey{x.Session, x.RequestID}]
 }
 
-// forget drops the span of a request whose call has returned.
+// forget drops the span of a request whose call has returned, unless a later call has
+// asked under the same id since.
 func (o *Observer) forget(session askuser.SessionID, id string, span trace.Span) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	k := spanKey{session, id}
-	if o.spans[k] == span {
+	if kept, ok := o.spans[k]; ok && sameSpan(kept, span) {
 		delete(o.spans, k)
 	}
+}
+
+// sameSpan reports whether a and b are one span, by their span contexts (a span need
+// not be comparable); two that have none, as a no-op tracer's, are taken as one.
+func sameSpan(a, b trace.Span) bool {
+	ac, bc := a.SpanContext(), b.SpanContext()
+	return ac.SpanID() == bc.SpanID() && ac.TraceID() == bc.TraceID()
 }
 
 // linked records what happened to a request made elsewhere (another replica, or a run
@@ -447,7 +480,7 @@ func (o *Observer) linked(ctx context.Context, name string, x askuser.Observatio
 		}
 	}
 	attrs = append(attrs, AttrRequestKind.String(x.Kind.String()), AttrRequestID.String(x.RequestID))
-	_, span := o.tracer.Start(ctx, name, internal, trace.WithLinks(links...), trace.WithAttributes(attrs...))
+	_, span := o.tracer.Start(ctx, name, startOptions[0], trace.WithLinks(links...), trace.WithAttributes(attrs...))
 	span.End()
 }
 

@@ -18,6 +18,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/embedded"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
@@ -287,6 +289,72 @@ func TestContent(t *testing.T) {
 	}
 	if r, _ := attr(sp, askotel.AttrToolResult); r != `{"files":["a"]}` {
 		t.Errorf("result %q", r)
+	}
+}
+
+// quietCalls is a tracer provider whose execute_tool spans record nothing and carry no
+// span context, as a no-op tracer's, while its other spans are the SDK's.
+type quietCalls struct {
+	embedded.TracerProvider
+	tp trace.TracerProvider
+}
+
+func (q quietCalls) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
+	return quietTracer{real: q.tp.Tracer(name, opts...)}
+}
+
+type quietTracer struct {
+	embedded.Tracer
+	real trace.Tracer
+}
+
+func (q quietTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if strings.HasPrefix(name, "execute_tool ") {
+		return tracenoop.NewTracerProvider().Tracer("").Start(ctx, name, opts...)
+	}
+	return q.real.Start(ctx, name, opts...)
+}
+
+// TestCallWithoutSpanIsStillLocal: a request asked by a call here whose span records
+// nothing (a no-op tracer, say) ends here as this dispatcher's own: no linked span is
+// made for it as for a call elsewhere, and its duration is recorded once.
+func TestCallWithoutSpanIsStillLocal(t *testing.T) {
+	tel := newTelemetry(t)
+	obs, err := askotel.NewObserver(askotel.WithTracerProvider(quietCalls{tp: tel.tp}), askotel.WithMeterProvider(tel.mp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt := askusertest.NewTransport()
+	d := askuser.New(mt, &askuser.Options{Observer: obs})
+	mt.Bind(d)
+	defer d.Close()
+	s := askuser.IntSession(7)
+	dev := mt.Connect(s)
+	defer dev.Close()
+	res := make(chan askuser.Result, 1)
+	go func() {
+		res <- d.Dispatch(context.Background(), askuser.ToolCall{Session: s, ID: "toolu_quiet", Name: askuser.ToolName, Arguments: json.RawMessage(question)})
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := dev.Recv(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Send(ctx, answer(s, "toolu_quiet", "Yes")); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-res; r.Outcome != askuser.Answered {
+		t.Fatalf("outcome %v", r.Outcome)
+	}
+	for _, sp := range tel.spans.Ended() {
+		t.Errorf("span %q made for a call of this dispatcher", sp.Name())
+	}
+	m, ok := tel.metric(t, askotel.MetricRequestDuration)
+	if !ok {
+		t.Fatal("no request duration")
+	}
+	if h := m.Data.(metricdata.Histogram[float64]); len(h.DataPoints) != 1 || h.DataPoints[0].Count != 1 {
+		t.Errorf("request durations %+v", h.DataPoints)
 	}
 }
 

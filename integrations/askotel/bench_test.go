@@ -12,9 +12,11 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
@@ -30,6 +32,9 @@ import (
 func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("off", func(b *testing.B) { benchRoundTrip(b, nil) })
 	b.Run("on", func(b *testing.B) { benchRoundTrip(b, sdkObserver(b)) })
+	// Where "on" goes: its spans alone (metrics to the no-op provider), its metrics alone.
+	b.Run("spans", func(b *testing.B) { benchRoundTrip(b, partObserver(b, true, false)) })
+	b.Run("metrics", func(b *testing.B) { benchRoundTrip(b, partObserver(b, false, true)) })
 }
 
 // BenchmarkWebSocketRoundTrip is the same over the wshub hub and a real WebSocket
@@ -45,6 +50,31 @@ func sdkObserver(b *testing.B) askuser.Observer {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
 	obs, err := askotel.NewObserver(askotel.WithTracerProvider(tp), askotel.WithMeterProvider(mp))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return obs
+}
+
+// partObserver is an observer with the SDK's real tracer provider only when spans is
+// set, its real meter provider only when metrics is; the no-op ones otherwise.
+func partObserver(b *testing.B, spans, metrics bool) askuser.Observer {
+	var opts []askotel.Option
+	if spans {
+		tp := sdktrace.NewTracerProvider()
+		b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+		opts = append(opts, askotel.WithTracerProvider(tp))
+	} else {
+		opts = append(opts, askotel.WithTracerProvider(tracenoop.NewTracerProvider()))
+	}
+	if metrics {
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+		opts = append(opts, askotel.WithMeterProvider(mp))
+	} else {
+		opts = append(opts, askotel.WithMeterProvider(metricnoop.NewMeterProvider()))
+	}
+	obs, err := askotel.NewObserver(opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
