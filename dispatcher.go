@@ -328,7 +328,8 @@ type ToolFunc func(ctx context.Context, call ToolCall) (string, error)
 // means either way. For a gated call that may not run, the string is the refusal the
 // model reads ([ApprovalResult.Content]) and the error a [*ResultError] too; for one that
 // ran, they are next's, the string with the notice of an edit when the person edited the
-// arguments.
+// arguments. Should next panic, the panic goes on to the caller, the call having ended
+// for the observer as an error.
 func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
 	return func(ctx context.Context, call ToolCall) (string, error) {
 		if call.Name == ToolName {

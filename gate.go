@@ -398,7 +398,14 @@ func (d *Dispatcher) gated(ctx context.Context, call ToolCall, next ToolFunc) (s
 	}
 	run := call
 	run.Arguments = r.Arguments
+	ended := false
+	defer func() {
+		if !ended { // next panicked (or exited its goroutine): the call ends for the observer as the panic goes on
+			done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: true, Err: fmt.Errorf("askuser: tool %q did not return: it panicked, or ended its goroutine", call.Name)})
+		}
+	}()
 	out, err := next(ctx, run)
+	ended = true
 	content := r.Content(out)
 	done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: err != nil, Err: err, Content: content})
 	return content, err

@@ -106,6 +106,27 @@ func TestObserver(t *testing.T) {
 	assert.Equal(t, "list_files", obs.seen[3].Audit.Tool)
 }
 
+// TestObserverToolPanics: a gated tool that panics still ends its call for the observer
+// (an error, saying the tool did not return), and the panic goes on to the caller.
+func TestObserverToolPanics(t *testing.T) {
+	obs := &recordingObserver{}
+	d, _ := newTestDispatcher(&Options{Observer: obs, Policy: demoPolicy()})
+	defer d.Close()
+	tool := d.Wrap(func(context.Context, ToolCall) (string, error) { panic("disk on fire") })
+	func() {
+		defer func() { assert.Equal(t, "disk on fire", recover()) }()
+		_, _ = tool(context.Background(), ToolCall{Session: IntSession(1), ID: "t1", Name: "list_files", Arguments: json.RawMessage(`{}`)})
+		t.Error("the panic did not reach the caller")
+	}()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	require.Len(t, obs.ends, 1)
+	assert.Equal(t, Approved, obs.ends[0].Outcome)
+	assert.True(t, obs.ends[0].IsError)
+	require.Error(t, obs.ends[0].Err)
+	assert.Contains(t, obs.ends[0].Err.Error(), `tool "list_files" did not return`)
+}
+
 // TestLogger: the dispatcher logs each request's life at debug, decisions at info and
 // refused device events at warn, with the metrics' attribute names.
 func TestLogger(t *testing.T) {
