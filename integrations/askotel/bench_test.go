@@ -32,16 +32,68 @@ import (
 func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("off", func(b *testing.B) { benchRoundTrip(b, nil) })
 	b.Run("on", func(b *testing.B) { benchRoundTrip(b, sdkObserver(b)) })
+	// An observer that does nothing (Hooks with no hook set): what the seam costs.
+	b.Run("nothing", func(b *testing.B) { benchRoundTrip(b, askuser.Hooks{}) })
 	// Where "on" goes: its spans alone (metrics to the no-op provider), its metrics alone.
 	b.Run("spans", func(b *testing.B) { benchRoundTrip(b, partObserver(b, true, false)) })
 	b.Run("metrics", func(b *testing.B) { benchRoundTrip(b, partObserver(b, false, true)) })
+	// The least any observer doing what askotel must do can cost here (floorObserver).
+	b.Run("floor", func(b *testing.B) { benchRoundTrip(b, newFloorObserver(b)) })
 }
+
+// floorObserver does within the round trip what BenchmarkSDKFloor does in a loop, and
+// nothing else: each call's execute_tool span started with its four attributes, marked
+// delivered when asked, ended as the call returns; the request's wait and the call's
+// run recorded. No pending count, no table of waiting spans, no linked spans, no
+// refusals: it is a lower bound of any observer that does what askotel must, measured
+// where askotel is.
+type floorObserver struct {
+	tracer        trace.Tracer
+	waits, runs   metric.Float64Histogram
+	byEnd, byTool metric.MeasurementOption
+}
+
+func newFloorObserver(b *testing.B) *floorObserver {
+	tp := sdktrace.NewTracerProvider()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
+	meter := mp.Meter("floor")
+	f := &floorObserver{tracer: tp.Tracer("floor")}
+	f.waits, _ = meter.Float64Histogram(askotel.MetricRequestDuration)
+	f.runs, _ = meter.Float64Histogram(askotel.MetricExecuteToolDuration)
+	f.byEnd = metric.WithAttributeSet(attribute.NewSet(askotel.AttrRequestKind.String("question"), askotel.AttrOutcome.String("answered")))
+	f.byTool = metric.WithAttributeSet(attribute.NewSet(askotel.AttrOperationName.String("execute_tool"), askotel.AttrToolName.String(askuser.ToolName)))
+	return f
+}
+
+func (f *floorObserver) Begin(ctx context.Context, c askuser.CallInfo) (context.Context, func(askuser.CallEnd)) {
+	ctx, span := f.tracer.Start(ctx, "execute_tool "+askuser.ToolName, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+		askotel.AttrOperationName.String("execute_tool"), askotel.AttrToolName.String(c.Tool),
+		askotel.AttrToolType.String("function"), askotel.AttrToolCallID.String(c.ID)))
+	began := time.Now()
+	return ctx, func(askuser.CallEnd) {
+		span.End()
+		f.runs.Record(context.Background(), time.Since(began).Seconds(), f.byTool)
+	}
+}
+
+func (f *floorObserver) Observe(ctx context.Context, x askuser.Observation) {
+	switch x.What {
+	case askuser.ObservedAsk:
+		trace.SpanFromContext(ctx).AddEvent("askuser.delivered")
+	case askuser.ObservedEnd:
+		f.waits.Record(ctx, x.Waited.Seconds(), f.byEnd)
+	}
+}
+
+func (f *floorObserver) Carrier(context.Context) map[string]string { return nil }
 
 // BenchmarkWebSocketRoundTrip is the same over the wshub hub and a real WebSocket
 // device on loopback, the observer on the dispatcher and the hub.
 func BenchmarkWebSocketRoundTrip(b *testing.B) {
 	b.Run("off", func(b *testing.B) { benchWebSocket(b, nil) })
 	b.Run("on", func(b *testing.B) { benchWebSocket(b, sdkObserver(b)) })
+	b.Run("floor", func(b *testing.B) { benchWebSocket(b, newFloorObserver(b)) })
 }
 
 // sdkObserver is an observer on the SDK's real providers, with no exporter.
