@@ -20,6 +20,9 @@ import "sync"
 type keyLocks struct {
 	mu sync.Mutex
 	m  map[key]*keyState
+	// free holds states let go, for state to use again: a key's lock costs no
+	// allocation once a few have been made. Nothing refers to a state let go.
+	free []*keyState
 	// cancel, set once by New, is run by a holder for each cancellation handed to it.
 	cancel func(cancelReq)
 }
@@ -49,12 +52,21 @@ func (l *keyLocks) state(k key) *keyState {
 	}
 	s := l.m[k]
 	if s == nil {
-		s = &keyState{}
-		s.changed.L = &l.mu
+		if n := len(l.free); n > 0 {
+			s = l.free[n-1]
+			l.free[n-1] = nil
+			l.free = l.free[:n-1]
+		} else {
+			s = &keyState{}
+			s.changed.L = &l.mu
+		}
 		l.m[k] = s
 	}
 	return s
 }
+
+// maxFreeStates bounds the states kept for use again.
+const maxFreeStates = 64
 
 // lockOrHandOff takes k when it is free and returns true. When it is held, it runs
 // leave (which takes the caller out of the table of waiters) and, if that reports true,
@@ -179,7 +191,12 @@ func (l *keyLocks) unlock(k key, publish func(Record)) {
 	}
 	s.held, s.asking = false, false
 	if s.waiters == 0 {
+		// No waiter, no guest, no holder: nobody has s. It is let go, clean.
 		delete(l.m, k)
+		if len(l.free) < maxFreeStates {
+			s.deferred, s.cancels = nil, nil
+			l.free = append(l.free, s)
+		}
 	} else {
 		s.changed.Broadcast()
 	}
