@@ -204,14 +204,15 @@ func (r Result) IsError() bool { return r.Outcome != Answered }
 // question asks something else, the call ends at once as [Invalid], saying the id is
 // taken, and the question is left as it is.
 func (d *Dispatcher) Dispatch(ctx context.Context, call ToolCall) Result {
-	ctx, done := d.begin(ctx, CallInfo{Kind: KindQuestion, Session: call.Session, ID: call.ID, Tool: ToolName, Arguments: call.Arguments})
+	ctx, e := d.begin(ctx, CallInfo{Kind: KindQuestion, Session: call.Session, ID: call.ID, Tool: ToolName, Arguments: call.Arguments})
+	defer e.unended()
 	var res Result
 	if req, err := ParseArguments(call.Arguments); err != nil {
 		res = d.refuse(call.Session, call.ID, err)
 	} else {
 		res = d.ask(ctx, call.Session, call.ID, req)
 	}
-	done(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
+	e.end(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
 	return res
 }
 
@@ -219,14 +220,15 @@ func (d *Dispatcher) Dispatch(ctx context.Context, call ToolCall) Result {
 // [Dispatcher.Dispatch]. id may be empty. Ask keeps its own copy of req: changing req
 // afterwards changes nothing that devices are shown or answers are checked against.
 func (d *Dispatcher) Ask(ctx context.Context, session SessionID, id string, req *Request) Result {
-	ctx, done := d.begin(ctx, CallInfo{Kind: KindQuestion, Session: session, ID: id, Tool: ToolName})
+	ctx, e := d.begin(ctx, CallInfo{Kind: KindQuestion, Session: session, ID: id, Tool: ToolName})
+	defer e.unended()
 	var res Result
 	if own, err := req.validated(); err != nil {
 		res = d.refuse(session, id, err)
 	} else {
 		res = d.ask(ctx, session, id, own)
 	}
-	done(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
+	e.end(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
 	return res
 }
 

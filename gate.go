@@ -174,9 +174,10 @@ func (d *Dispatcher) ApproveWith(ctx context.Context, call ToolCall, o ApprovalO
 
 // observedApprove is approve, observed as one call.
 func (d *Dispatcher) observedApprove(ctx context.Context, call ToolCall, o *ApprovalOptions) ApprovalResult {
-	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
+	ctx, e := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
+	defer e.unended()
 	r := d.approve(ctx, call, o)
-	done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: r.IsError(), Err: r.Err})
+	e.end(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: r.IsError(), Err: r.Err})
 	return r
 }
 
@@ -389,25 +390,20 @@ func (d *Dispatcher) approvalResult(ctx context.Context, rec Record, err error, 
 // gated runs call through the gate and, when it may run, through next: one call for
 // the observer, the tool's run within it.
 func (d *Dispatcher) gated(ctx context.Context, call ToolCall, next ToolFunc) (string, error) {
-	ctx, done := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
+	ctx, e := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
+	defer e.unended()
 	r := d.approve(ctx, call, nil)
 	if !r.Allowed() {
 		content := r.Content("")
-		done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: true, Err: r.Err, Content: content})
+		e.end(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: true, Err: r.Err, Content: content})
 		return content, &ResultError{Result: Result{Content: content, Outcome: r.Outcome, RequestID: r.RequestID, Problems: r.Problems, Err: r.Err}}
 	}
 	run := call
 	run.Arguments = r.Arguments
-	ended := false
-	defer func() {
-		if !ended { // next panicked (or exited its goroutine): the call ends for the observer as the panic goes on
-			done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: true, Err: fmt.Errorf("askuser: tool %q did not return: it panicked, or ended its goroutine", call.Name)})
-		}
-	}()
+	e.sofar, e.tool = CallEnd{RequestID: r.RequestID, Outcome: r.Outcome}, call.Name
 	out, err := next(ctx, run)
-	ended = true
 	content := r.Content(out)
-	done(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: err != nil, Err: err, Content: content})
+	e.end(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: err != nil, Err: err, Content: content})
 	return content, err
 }
 

@@ -3,6 +3,8 @@ package askuser
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -19,8 +21,9 @@ type Observer interface {
 	// ([Dispatcher.Dispatch], [Dispatcher.Ask]) or a tool call of the host's
 	// ([Dispatcher.Approve], and the gated calls of [Dispatcher.Wrap], whose tool runs
 	// within it). It returns the context the call goes on with (which carries its span,
-	// say) and a function that is called once, as the call returns, with how it ended;
-	// the function may be nil.
+	// say) and a function that is called once, as the call returns, with how it ended
+	// (should host code within the call panic, with an error saying the call did not
+	// return, as the panic goes on); the function may be nil.
 	Begin(ctx context.Context, c CallInfo) (context.Context, func(CallEnd))
 	// Observe is told of each thing that happens to a request or a device; o.What says
 	// which. ctx is the caller's for what happens in a call (an ask sent), and the
@@ -203,14 +206,48 @@ func (d *Dispatcher) warn(ctx context.Context, msg string, attrs ...slog.Attr) {
 	}
 }
 
-// begin starts the observation of a call; done, never nil, ends it.
-func (d *Dispatcher) begin(ctx context.Context, c CallInfo) (context.Context, func(CallEnd)) {
+// begin starts the observation of a call; the callEnding it returns ends it. Every
+// caller defers its unended, so that a call that panics on its way (in a host's
+// policy, store, transport or tool) still ends for the observer.
+func (d *Dispatcher) begin(ctx context.Context, c CallInfo) (context.Context, callEnding) {
 	if d.obs == nil {
-		return ctx, func(CallEnd) {}
+		return ctx, callEnding{}
 	}
 	ctx, done := d.obs.Begin(ctx, c)
-	if done == nil {
-		done = func(CallEnd) {}
+	return ctx, callEnding{done: done}
+}
+
+// callEnding ends a call for the observer, once.
+type callEnding struct {
+	done  func(CallEnd) // nil: nobody to tell
+	ended bool
+	// sofar is what is known of the end while the call goes on (its request and
+	// outcome, once decided), and tool the host's tool once it runs: what unended says.
+	sofar CallEnd
+	tool  string
+}
+
+// end tells the observer how the call ended.
+func (e *callEnding) end(c CallEnd) {
+	e.ended = true
+	if e.done != nil {
+		e.done(c)
 	}
-	return ctx, done
+}
+
+// errUnended is the error of a call that did not return.
+var errUnended = errors.New("askuser: the call did not return: it panicked, or ended its goroutine")
+
+// unended ends the call as an error if it has not ended: the call is panicking, or
+// its goroutine exiting, and that goes on after.
+func (e *callEnding) unended() {
+	if e.ended || e.done == nil {
+		return
+	}
+	c := e.sofar
+	c.IsError, c.Err = true, errUnended
+	if e.tool != "" {
+		c.Err = fmt.Errorf("askuser: tool %q did not return: it panicked, or ended its goroutine", e.tool)
+	}
+	e.end(c)
 }

@@ -127,6 +127,27 @@ func TestObserverToolPanics(t *testing.T) {
 	assert.Contains(t, obs.ends[0].Err.Error(), `tool "list_files" did not return`)
 }
 
+// TestObserverPolicyPanics: a call whose host code panics before any tool runs (here the
+// policy's Describe) ends for the observer too, as an error, and the panic goes on.
+func TestObserverPolicyPanics(t *testing.T) {
+	obs := &recordingObserver{}
+	p := demoPolicy()
+	p.Describe = func(context.Context, ToolCall) *ApprovalOptions { panic("no description") }
+	d, _ := newTestDispatcher(&Options{Observer: obs, Policy: p})
+	defer d.Close()
+	func() {
+		defer func() { assert.Equal(t, "no description", recover()) }()
+		d.Approve(context.Background(), ToolCall{Session: IntSession(1), ID: "t1", Name: "list_files", Arguments: json.RawMessage(`{}`)})
+		t.Error("the panic did not reach the caller")
+	}()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	require.Len(t, obs.ends, 1)
+	assert.True(t, obs.ends[0].IsError)
+	require.Error(t, obs.ends[0].Err)
+	assert.Contains(t, obs.ends[0].Err.Error(), "the call did not return")
+}
+
 // TestLogger: the dispatcher logs each request's life at debug, decisions at info and
 // refused device events at warn, with the metrics' attribute names.
 func TestLogger(t *testing.T) {

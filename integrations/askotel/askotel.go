@@ -288,15 +288,12 @@ func NewObserver(opts ...Option) (*Observer, error) {
 // questionSpan is the span name of every ask_user_questions call.
 const questionSpan = "execute_tool " + askuser.ToolName
 
-// startOptions start every span: an internal one, gen_ai.operation.name set at its
-// start (where a sampler sees it). Made once, they cost a call nothing.
-var startOptions = []trace.SpanStartOption{
-	trace.WithSpanKind(trace.SpanKindInternal),
-	trace.WithAttributes(AttrOperationName.String("execute_tool")),
-}
+// internal starts every span as an internal one.
+var internal = trace.WithSpanKind(trace.SpanKindInternal)
 
-// call is what a call's end needs of its beginning, with room for its span's other
-// attributes. Calls are recycled once ended: a call's state costs no allocation.
+// call is what a call's end needs of its beginning, with room for its span's first
+// attributes and its start options. Calls are recycled once ended: a call's state costs
+// no allocation, its end func one.
 type call struct {
 	o       *Observer
 	span    trace.Span
@@ -304,39 +301,45 @@ type call struct {
 	session askuser.SessionID
 	id      string
 	tool    string
-	attrs   [3]attribute.KeyValue
-	// gen counts the uses of this state; an end of an earlier use is not this one's.
-	gen uint64
+	// attrs are lent to the tracer, which copies them (the SDK does, as every tracer
+	// must for attributes it keeps: the caller's slice is the caller's).
+	attrs [4]attribute.KeyValue
+	opts  [2]trace.SpanStartOption
+	// gen counts the uses of this state: the end func of a use ends it only while gen
+	// is still that use's, once, whatever calls it and how often.
+	gen atomic.Uint64
 }
 
 var callPool = sync.Pool{New: func() any { return new(call) }}
 
-// Begin starts the call's "execute_tool {tool}" span, a child of ctx's; it implements
-// [askuser.Observer].
+// Begin starts the call's "execute_tool {tool}" span, a child of ctx's, with its GenAI
+// attributes from the start, where a sampler and a span processor see them; it
+// implements [askuser.Observer].
 func (o *Observer) Begin(ctx context.Context, c askuser.CallInfo) (context.Context, func(askuser.CallEnd)) {
 	cl := callPool.Get().(*call)
-	cl.gen++
+	gen := cl.gen.Add(1)
 	cl.o, cl.session, cl.id, cl.tool = o, c.Session, c.ID, c.Tool
-	name := questionSpan
-	if c.Tool != askuser.ToolName {
-		name = "execute_tool " + c.Tool
-	}
-	ctx, cl.span = o.tracer.Start(ctx, name, startOptions...)
-	cl.began = time.Now()
-	cl.attrs[0] = AttrToolName.String(c.Tool)
-	cl.attrs[1] = AttrToolType.String("function")
-	n := 2
+	cl.attrs[0] = AttrOperationName.String("execute_tool")
+	cl.attrs[1] = AttrToolName.String(c.Tool)
+	cl.attrs[2] = AttrToolType.String("function")
+	n := 3
 	if c.ID != "" {
 		cl.attrs[n] = AttrToolCallID.String(c.ID)
 		n++
 	}
-	cl.span.SetAttributes(cl.attrs[:n]...)
+	name := questionSpan
+	if c.Tool != askuser.ToolName {
+		name = "execute_tool " + c.Tool
+	}
+	cl.opts[0], cl.opts[1] = internal, trace.WithAttributes(cl.attrs[:n]...)
+	ctx, cl.span = o.tracer.Start(ctx, name, cl.opts[:]...)
+	cl.opts[1] = nil
 	if o.cfg.content && len(c.Arguments) > 0 {
 		cl.span.SetAttributes(AttrToolArguments.String(string(c.Arguments)))
 	}
-	gen := cl.gen
+	cl.began = time.Now()
 	return ctx, func(e askuser.CallEnd) {
-		if cl.gen == gen { // once: a second end finds the state gone
+		if cl.gen.CompareAndSwap(gen, gen+1) { // once: a later end finds the use over
 			cl.end(e)
 		}
 	}
@@ -346,7 +349,7 @@ func (o *Observer) Begin(ctx context.Context, c askuser.CallInfo) (context.Conte
 func (cl *call) end(e askuser.CallEnd) {
 	o, span := cl.o, cl.span
 	t := errorType(e)
-	end := cl.attrs[:0] // the span has copied its attributes
+	end := cl.attrs[:0] // the span has copied its first attributes
 	if e.RequestID != "" {
 		if e.RequestID != cl.id { // one made for a call without an id
 			end = append(end, AttrRequestID.String(e.RequestID))
@@ -365,7 +368,8 @@ func (cl *call) end(e askuser.CallEnd) {
 	}
 	span.End()
 	o.toolDuration.Record(context.Background(), time.Since(cl.began).Seconds(), o.sets.tool(cl.tool, t))
-	*cl = call{gen: cl.gen + 1}
+	cl.o, cl.span, cl.session, cl.id, cl.tool = nil, nil, askuser.SessionID{}, "", ""
+	cl.attrs = [4]attribute.KeyValue{}
 	callPool.Put(cl)
 }
 
@@ -463,7 +467,10 @@ func (o *Observer) forget(session askuser.SessionID, id string, span trace.Span)
 }
 
 // sameSpan reports whether a and b are one span, by their span contexts (a span need
-// not be comparable); two that have none, as a no-op tracer's, are taken as one.
+// not be comparable). Spans that carry no context of their own (a no-op tracer's) cannot
+// be told apart and are taken as one: under such a tracer a later call asking under the
+// same id may lose its entry to an earlier call's end, which then costs it a linked span
+// at its own end, recorded by that same tracer, or nothing.
 func sameSpan(a, b trace.Span) bool {
 	ac, bc := a.SpanContext(), b.SpanContext()
 	return ac.SpanID() == bc.SpanID() && ac.TraceID() == bc.TraceID()
@@ -480,7 +487,7 @@ func (o *Observer) linked(ctx context.Context, name string, x askuser.Observatio
 		}
 	}
 	attrs = append(attrs, AttrRequestKind.String(x.Kind.String()), AttrRequestID.String(x.RequestID))
-	_, span := o.tracer.Start(ctx, name, startOptions[0], trace.WithLinks(links...), trace.WithAttributes(attrs...))
+	_, span := o.tracer.Start(ctx, name, internal, trace.WithLinks(links...), trace.WithAttributes(attrs...))
 	span.End()
 }
 

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -289,6 +291,46 @@ func TestContent(t *testing.T) {
 	}
 	if r, _ := attr(sp, askotel.AttrToolResult); r != `{"files":["a"]}` {
 		t.Errorf("result %q", r)
+	}
+}
+
+// seenAtStart is a sampler that samples everything and keeps the attributes it was
+// shown for each span name.
+type seenAtStart struct {
+	mu   sync.Mutex
+	seen map[string][]attribute.KeyValue
+}
+
+func (s *seenAtStart) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	s.mu.Lock()
+	s.seen[p.Name] = slices.Clone(p.Attributes)
+	s.mu.Unlock()
+	return sdktrace.AlwaysSample().ShouldSample(p)
+}
+
+func (s *seenAtStart) Description() string { return "seenAtStart" }
+
+// TestSamplerSeesAttributes: a sampler deciding by tool is shown the GenAI attributes
+// as the span starts.
+func TestSamplerSeesAttributes(t *testing.T) {
+	sampler := &seenAtStart{seen: map[string][]attribute.KeyValue{}}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	obs, err := askotel.NewObserver(askotel.WithTracerProvider(tp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := askuser.New(askusertest.NewTransport(), &askuser.Options{Observer: obs, Policy: policy})
+	defer d.Close()
+	tool := d.Wrap(func(context.Context, askuser.ToolCall) (string, error) { return "ok", nil })
+	if _, err := tool(context.Background(), askuser.ToolCall{Session: askuser.IntSession(1), ID: "c1", Name: "list_files", Arguments: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	sampler.mu.Lock()
+	defer sampler.mu.Unlock()
+	want := []attribute.KeyValue{askotel.AttrOperationName.String("execute_tool"), askotel.AttrToolName.String("list_files"), askotel.AttrToolType.String("function"), askotel.AttrToolCallID.String("c1")}
+	if got := sampler.seen["execute_tool list_files"]; !slices.Equal(got, want) {
+		t.Errorf("the sampler saw %v, want %v", got, want)
 	}
 }
 
