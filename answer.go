@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/askuser-go/askuser/internal/jsonread"
 )
 
 // Members of a device's result and of an answer.
@@ -159,15 +157,10 @@ func truncate(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// decodeResultData decodes a device's result strictly: unknown names, names given twice
-// and trailing data are refused. A result in the form devices send goes through
-// decodeResultDataFast; any other is decoded from its tree by resultDataFromTree, which
-// words every refusal.
+// decodeResultData decodes a device's result strictly, from its JSON tree, wording
+// every refusal: unknown names, wrong types and trailing data are refused.
 func decodeResultData(b []byte) (ResultData, error) {
-	if data, ok := decodeResultDataFast(b); ok {
-		return data, nil
-	}
-	tree, err := jsonread.Decode(b)
+	tree, err := decodeJSON(b)
 	if err != nil {
 		return ResultData{}, fmt.Errorf("%w: %s data: not valid JSON: %v", ErrMalformedEvent, EventResult, err)
 	}

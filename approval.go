@@ -12,9 +12,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/askuser-go/askuser/internal/jsonread"
-	"github.com/askuser-go/askuser/internal/jsonwrite"
 )
 
 // Approvals: the person approves a host's own tool call before it runs. This file holds
@@ -90,7 +87,7 @@ type ApprovalData struct {
 	// decision whose digest names another is refused as not pending.
 	Digest string `json:"digest"`
 	// ExpiresAt is when the approval times out, so that a device can show a countdown.
-	ExpiresAt time.Time `json:"expiresAt"`
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
 
 // ToolSource says whose tool an approval is for when the tool is not the host's own: an
@@ -276,45 +273,27 @@ func deniedResult(rule bool, reason string) string {
 	if rule {
 		msg = deniedByPolicy
 	}
-	b := make([]byte, 0, len(msg)+len(reason)+32)
-	b = append(b, `{"error": `...)
-	b = jsonwrite.AppendString(b, msg)
-	if reason != "" {
-		b = append(b, `, "reason": `...)
-		b = jsonwrite.AppendString(b, reason)
+	if reason == "" {
+		return `{"error": ` + jsonString(msg) + `}`
 	}
-	return string(append(b, '}'))
+	return `{"error": ` + jsonString(msg) + `, "reason": ` + jsonString(reason) + `}`
 }
 
 // editedResult renders the tool result of an edited call: the notice, the arguments it
 // ran with, and the tool's own result, as a JSON value when it is one, else as a string.
 func editedResult(arguments json.RawMessage, result string) string {
-	b := make([]byte, 0, len(editedNotice)+len(arguments)+len(result)+64)
-	b = append(b, `{"notice": `...)
-	b = jsonwrite.AppendString(b, editedNotice)
-	b = append(b, `, "arguments": `...)
-	b, _ = jsonread.AppendCompact(b, arguments)
-	b = append(b, `, "result": `...)
-	if jsonread.SyntaxError([]byte(result)) == "" && result != "" {
-		b, _ = jsonread.AppendCompact(b, []byte(result))
-	} else {
-		b = jsonwrite.AppendString(b, result)
+	args, _ := compactJSON(arguments)
+	res, err := compactJSON([]byte(result))
+	if err != nil {
+		res = []byte(jsonString(result))
 	}
-	return string(append(b, '}'))
+	return `{"notice": ` + jsonString(editedNotice) + `, "arguments": ` + string(args) + `, "result": ` + string(res) + `}`
 }
 
 // invalidApprovalResult renders the result of a tool call refused before anything was
 // asked: {"error": "...", "problems": [...]}.
 func invalidApprovalResult(problems []string) string {
-	b := make([]byte, 0, 96+16*len(problems))
-	b = append(b, `{"error": `...)
-	b = jsonwrite.AppendString(b, invalidMessageApproval)
-	b = append(b, `, "problems": `...)
-	if problems == nil {
-		problems = []string{}
-	}
-	b = jsonwrite.AppendStrings(b, problems)
-	return string(append(b, '}'))
+	return `{"error": ` + jsonString(invalidMessageApproval) + `, "problems": ` + jsonStrings(problems) + `}`
 }
 
 // approvalDigest names an approval exactly: a decision that carries it can only decide
@@ -342,156 +321,36 @@ func boolByte(b bool) byte {
 // canonicalArguments is the form in which arguments are compared: the JSON value with
 // its members sorted by name, compact. ok is false when arguments are not JSON.
 func canonicalArguments(arguments []byte) (canonical []byte, ok bool) {
-	c, err := normalizeJSON(arguments)
+	c, err := canonicalJSON(arguments)
 	return c, err == nil
 }
 
 // maxReasonLength bounds a denial's reason, in characters.
 const maxReasonLength = 1000
 
-// encodeApprovalData encodes a in the library's spelling, arguments as written.
-func encodeApprovalData(a *ApprovalData) ([]byte, error) {
-	n := len(a.RequestID) + len(a.Tool) + len(a.Arguments) + len(a.Description) + len(a.ArgumentsSchema) + len(a.Always) + 160
-	for _, r := range a.Reasons {
-		n += len(r) + 3
-	}
-	b := make([]byte, 0, n)
-	b = append(b, `{"requestId":`...)
-	b = jsonwrite.AppendString(b, a.RequestID)
-	b = append(b, `,"tool":`...)
-	b = jsonwrite.AppendString(b, a.Tool)
-	b = append(b, `,"arguments":`...)
-	var problem string
-	if b, problem = jsonread.AppendCompact(b, a.Arguments); problem != "" {
-		return nil, fmt.Errorf("arguments: not valid JSON: %s", problem)
-	}
-	if a.ArgumentsInvalid {
-		b = append(b, `,"argumentsInvalid":true`...)
-	}
-	if a.Description != "" {
-		b = append(b, `,"description":`...)
-		b = jsonwrite.AppendString(b, a.Description)
-	}
-	b = append(b, `,"decisions":`...)
-	b = jsonwrite.AppendStrings(b, a.Decisions)
-	if len(a.ArgumentsSchema) > 0 {
-		b = append(b, `,"argumentsSchema":`...)
-		if b, problem = jsonread.AppendCompact(b, a.ArgumentsSchema); problem != "" {
-			return nil, fmt.Errorf("argumentsSchema: not valid JSON: %s", problem)
-		}
-	}
-	if a.Always != "" {
-		b = append(b, `,"always":`...)
-		b = jsonwrite.AppendString(b, a.Always)
-	}
-	if len(a.Reasons) > 0 {
-		b = append(b, `,"reasons":`...)
-		b = jsonwrite.AppendStrings(b, a.Reasons)
-	}
-	if src := a.Source; src != nil {
-		b = append(b, `,"source":{"server":`...)
-		b = jsonwrite.AppendString(b, src.Server)
-		if src.Trusted {
-			b = append(b, `,"trusted":true`...)
-		}
-		if src.Title != "" {
-			b = append(b, `,"title":`...)
-			b = jsonwrite.AppendString(b, src.Title)
-		}
-		if len(src.Hints) > 0 {
-			b = append(b, `,"hints":{`...)
-			for i, name := range slices.Sorted(maps.Keys(src.Hints)) {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = jsonwrite.AppendString(b, name)
-				b = append(b, ':')
-				b = strconv.AppendBool(b, src.Hints[name])
-			}
-			b = append(b, '}')
-		}
-		b = append(b, '}')
-	}
-	b = append(b, `,"digest":`...)
-	b = jsonwrite.AppendString(b, a.Digest)
-	if !a.ExpiresAt.IsZero() {
-		t, err := a.ExpiresAt.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("expiresAt: %w", err)
-		}
-		b = append(b, `,"expiresAt":`...)
-		b = append(b, t...)
-	}
-	return append(b, '}'), nil
+// approvalResolvedWire is ApprovalResolvedData as it is on the wire, the outcome by its
+// name in tool_approval_resolved.
+type approvalResolvedWire struct {
+	RequestID string          `json:"requestId"`
+	Outcome   string          `json:"outcome"`
+	Grant     string          `json:"grant,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
-// encodeApprovalResolvedData encodes r; an outcome that approvals do not have is an error.
-func encodeApprovalResolvedData(r ApprovalResolvedData) ([]byte, error) {
+// MarshalJSON encodes r with the outcome's name in tool_approval_resolved, which for
+// [TimedOut] is "timed_out"; an outcome that approvals do not have is an error.
+func (r ApprovalResolvedData) MarshalJSON() ([]byte, error) {
 	e := approvalEndingOf(r.Outcome)
 	if e == nil || r.Outcome == Invalid {
 		return nil, fmt.Errorf("outcome: %v is not an outcome of an approval", r.Outcome)
 	}
-	b := make([]byte, 0, len(r.RequestID)+len(r.Grant)+len(r.Reason)+len(r.Arguments)+64)
-	b = append(b, `{"requestId":`...)
-	b = jsonwrite.AppendString(b, r.RequestID)
-	b = append(b, `,"outcome":`...)
-	b = jsonwrite.AppendString(b, e.name)
-	if r.Grant != "" {
-		b = append(b, `,"grant":`...)
-		b = jsonwrite.AppendString(b, r.Grant)
-	}
-	if r.Reason != "" {
-		b = append(b, `,"reason":`...)
-		b = jsonwrite.AppendString(b, r.Reason)
-	}
-	if len(r.Arguments) > 0 {
-		b = append(b, `,"arguments":`...)
-		var problem string
-		if b, problem = jsonread.AppendCompact(b, r.Arguments); problem != "" {
-			return nil, fmt.Errorf("arguments: not valid JSON: %s", problem)
-		}
-	}
-	return append(b, '}'), nil
+	return marshal(approvalResolvedWire{RequestID: r.RequestID, Outcome: e.name, Grant: r.Grant, Reason: r.Reason, Arguments: r.Arguments})
 }
-
-// encodeApprovalResultData encodes a device's decision.
-func encodeApprovalResultData(r *ApprovalResultData) ([]byte, error) {
-	b := make([]byte, 0, len(r.RequestID)+len(r.Reason)+len(r.Arguments)+len(r.Digest)+48)
-	b = append(b, `{"requestId":`...)
-	b = jsonwrite.AppendString(b, r.RequestID)
-	b = append(b, `,"decision":`...)
-	b = jsonwrite.AppendString(b, r.Decision)
-	if r.Reason != "" {
-		b = append(b, `,"reason":`...)
-		b = jsonwrite.AppendString(b, r.Reason)
-	}
-	if len(r.Arguments) > 0 {
-		b = append(b, `,"arguments":`...)
-		var problem string
-		if b, problem = jsonread.AppendCompact(b, r.Arguments); problem != "" {
-			return nil, fmt.Errorf("arguments: not valid JSON: %s", problem)
-		}
-	}
-	if r.Digest != "" {
-		b = append(b, `,"digest":`...)
-		b = jsonwrite.AppendString(b, r.Digest)
-	}
-	return append(b, '}'), nil
-}
-
-// MarshalJSON encodes r with the outcome's name in tool_approval_resolved, which for
-// [TimedOut] is "timed_out".
-func (r ApprovalResolvedData) MarshalJSON() ([]byte, error) { return encodeApprovalResolvedData(r) }
 
 // UnmarshalJSON decodes r, reading the outcome by its name in tool_approval_resolved.
 func (r *ApprovalResolvedData) UnmarshalJSON(b []byte) error {
-	var w struct {
-		RequestID string          `json:"requestId"`
-		Outcome   string          `json:"outcome"`
-		Grant     string          `json:"grant"`
-		Reason    string          `json:"reason"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
+	var w approvalResolvedWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
@@ -510,35 +369,30 @@ func decodeApprovalResultData(b []byte) (ApprovalResultData, error) {
 	fail := func(problem string) (ApprovalResultData, error) {
 		return ApprovalResultData{}, fmt.Errorf("%w: %s data: %s", ErrMalformedEvent, EventApprovalResult, problem)
 	}
-	if problem := jsonread.SyntaxError(b); problem != "" {
-		return fail("not valid JSON: " + problem)
+	if !json.Valid(b) {
+		return fail("not valid JSON: " + syntaxProblem(b))
 	}
-	w := jsonread.NewWalker(b)
-	if w.Peek() != '{' {
-		return fail("must be an object, not " + w.Kind())
+	if k := kind(b); k != "object" {
+		return fail("must be an object, not " + article(k))
 	}
 	var data ApprovalResultData
 	seen := make(map[string]bool, 5)
 	var problem string
-	w.Members(func(name string) bool {
-		start := w.Pos()
-		w.Skip()
-		raw := b[start:w.Pos()]
+	_ = members(b, func(name string, raw json.RawMessage) bool {
 		if seen[name] {
 			problem = truncate(name, 40) + ": given twice; give each field once"
 			return false
 		}
 		seen[name] = true
 		str := func(dst *string) bool {
-			if raw[0] != '"' {
+			if kind(raw) != "string" {
 				if string(raw) == "null" && name != fieldRequestID && name != fieldDecision {
 					return true
 				}
-				problem = name + ": must be a string, not " + jsonread.NewWalker(raw).Kind()
+				problem = name + ": must be a string, not " + article(kind(raw))
 				return false
 			}
-			*dst = jsonread.Unquote(raw)
-			return true
+			return json.Unmarshal(raw, dst) == nil
 		}
 		switch name {
 		case fieldRequestID:
@@ -551,7 +405,7 @@ func decodeApprovalResultData(b []byte) (ApprovalResultData, error) {
 			return str(&data.Digest)
 		case fieldArguments:
 			if string(raw) != "null" {
-				data.Arguments = json.RawMessage(raw)
+				data.Arguments = raw
 			}
 			return true
 		}
@@ -619,9 +473,9 @@ func (d *Dispatcher) checkDecision(a *ApprovalData, data *ApprovalResultData) (D
 		if len(data.Arguments) > MaxArgumentsBytes {
 			return refuse("arguments: %d bytes; at most %d are accepted", len(data.Arguments), MaxArgumentsBytes)
 		}
-		compact, problem := jsonread.AppendCompact(nil, data.Arguments)
-		if problem != "" {
-			return refuse("arguments: not valid JSON: %s", problem)
+		compact, err := compactJSON(data.Arguments)
+		if err != nil {
+			return refuse("arguments: not valid JSON: %v", err)
 		}
 		if problems := schemaCheck(a.ArgumentsSchema, compact); len(problems) > 0 {
 			return Decision{}, &AnswerError{RequestID: data.RequestID, Problems: problems}

@@ -56,10 +56,13 @@ func TestTypesSpeakTheSchemas(t *testing.T) {
 	}
 
 	other := "MySQL"
-	out := encodeResponse(response{Answers: []Answer{
+	out, err := marshal(response{Answers: []Answer{
 		{Question: "Which database should the service use?", SelectedLabels: []string{"SQLite"}},
 		{Question: "Anything else?", SelectedLabels: []string{}, CustomInput: &other},
 	}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if want := `{"answers":[{"question":"Which database should the service use?","selectedLabels":["SQLite"],"customInput":null},{"question":"Anything else?","selectedLabels":[],"customInput":"MySQL"}]}`; string(out) != want {
 		t.Errorf("response encodes as\n%s\nwant\n%s", out, want)
 	}

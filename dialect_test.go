@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/askuser-go/askuser/internal/jsonread"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -332,7 +331,7 @@ func compileDialect(t *testing.T, d Dialect) *jsonschema.Schema {
 
 func validFor(t *testing.T, s *jsonschema.Schema, args string) {
 	t.Helper()
-	v, err := jsonread.Decode([]byte(args))
+	v, err := decodeJSON([]byte(args))
 	require.NoError(t, err)
 	require.NoError(t, s.Validate(v), "the sample must be valid for the dialect's schema")
 }

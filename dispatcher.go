@@ -307,7 +307,8 @@ func (d *Dispatcher) result(rec Record, err error) Result {
 	}
 	if rec.Outcome == Answered {
 		res.Answers = rec.Answers
-		res.Content = string(encodeResponse(response{Answers: rec.Answers}))
+		content, _ := marshal(response{Answers: rec.Answers}) // answers always encode
+		res.Content = string(content)
 		return res
 	}
 	res.Content = e.content

@@ -795,13 +795,15 @@ func TestHandleEventTable(t *testing.T) {
 
 // FuzzDeviceMessage: any message from a device either answers the pending question with
 // a valid answer, or is refused with a coded error of at most 4 KiB and leaves the
-// question pending.
+// question pending. A message that answers names its question by the request id
+// transports read (Event.RequestID), which a link for one question checks.
 func FuzzDeviceMessage(f *testing.F) {
 	for _, tc := range DeviceCases {
 		if len(tc.Msg) < 4096 {
 			f.Add([]byte(tc.Msg))
 		}
 	}
+	f.Add([]byte(`{"type":"ask_user_questions_result","sessionId":123,"data":{"requestId":"r2","requestId":"r1","declined":true}}`))
 	req := mustParse(f, PendingArgs)
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		d, _ := newTestDispatcher(nil)
@@ -832,6 +834,9 @@ func FuzzDeviceMessage(f *testing.F) {
 				t.Fatalf("a %d-byte message got a %d-byte reply", len(msg), len(wire))
 			}
 			return
+		}
+		if id := ev.RequestID(); id != "r1" {
+			t.Fatalf("a message that transports read as for %q ended r1", id)
 		}
 		res := <-resCh
 		switch res.Outcome {
@@ -951,7 +956,7 @@ func TestUnanswerableRequestsAreRefused(t *testing.T) {
 		{name: "invalid UTF-8 in a question", req: func() *Request { r := good(); r.Questions[0].Question = "Deploy\xff now?"; return r }, problem: "questions[0].question: is not valid UTF-8"},
 		{name: "invalid UTF-8 in a label", req: func() *Request { r := good(); r.Questions[0].Options[1].Label = "N\xc3o"; return r }, problem: "questions[0].options[1].label: is not valid UTF-8"},
 		{name: "invalid UTF-8 in a preview", req: func() *Request { r := good(); r.Questions[0].Options[0].Preview = "\xed\xa0\x80"; return r }, problem: "questions[0].options[0].preview: is not valid UTF-8"},
-		{name: "invalid metadata", req: func() *Request { r := good(); r.Metadata = json.RawMessage(`{"a":`); return r }, problem: "metadata: not valid JSON: unexpected end of input; expected a value"},
+		{name: "invalid metadata", req: func() *Request { r := good(); r.Metadata = json.RawMessage(`{"a":`); return r }, problem: "metadata: not valid JSON: unexpected end of input"},
 		{name: "metadata not an object", req: func() *Request { r := good(); r.Metadata = json.RawMessage(`[1]`); return r }, problem: "metadata: must be an object, not an array"},
 		{name: "an id of invalid UTF-8", req: good, id: "call\xff", problem: "id: the tool-call id is not valid UTF-8, so no device could answer it; use another id"},
 		{name: "an id too long", req: good, id: strings.Repeat("x", MaxRequestIDBytes+1), problem: "id: the tool-call id of 257 bytes is too long; at most 256 bytes are accepted"},

@@ -9,9 +9,6 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
-
-	"github.com/askuser-go/askuser/internal/jsonread"
-	"github.com/askuser-go/askuser/internal/jsonwrite"
 )
 
 // Event types of the wire protocol.
@@ -130,7 +127,7 @@ func (s SessionID) MarshalJSON() ([]byte, error) {
 	if s.numeric {
 		return []byte(s.id), nil
 	}
-	return jsonwrite.AppendString(nil, s.id), nil
+	return []byte(jsonString(s.id)), nil
 }
 
 // UnmarshalJSON reads a JSON integer or string. Fractions, exponents, -0 and other JSON
@@ -163,8 +160,8 @@ func sessionIDFromJSON(b []byte) (SessionID, string) {
 		return SessionID{}, fmt.Sprintf("sessionId: must be an integer or a string, not %s", truncateBytes(string(b), 40))
 	}
 	what := "invalid JSON"
-	if v, err := jsonread.Decode(b); err == nil {
-		what = article(jsonTypeName(v))
+	if json.Valid(b) {
+		what = article(kind(b))
 	}
 	return SessionID{}, "sessionId: must be an integer or a string, not " + what
 }
@@ -202,37 +199,11 @@ type Event struct {
 	Via string `json:"-"`
 }
 
-// NewEvent returns an event of the given type whose data is v encoded as JSON. The data
-// types of the protocol ([AskData], [ResultData], [ResolvedData], [ErrorData]) are
-// written in the library's one spelling, the same on every Go release (and so are the
-// approvals' [ApprovalData], [ApprovalResultData] and [ApprovalResolvedData]): strings escape
-// only what JSON requires plus U+2028 and U+2029, and invalid UTF-8 becomes U+FFFD. Any
-// other v is encoded with encoding/json.
+// NewEvent returns an event of the given type whose data is v encoded with
+// encoding/json, <, > and & written as themselves, and any invalid UTF-8 in JSON that v
+// passes through as it is (a [json.RawMessage]) replaced by U+FFFD.
 func NewEvent(typ string, session SessionID, v any) (Event, error) {
-	var data []byte
-	var err error
-	switch a := v.(type) {
-	case AskData: // the largest event, sent for every question: encoded without reflection
-		data, err = encodeAskData(&a)
-	case *AskData:
-		data, err = encodeAskData(a)
-	case ResolvedData: // sent for every question too
-		data, err = encodeResolvedData(a)
-	case ResultData:
-		data = encodeResultData(&a)
-	case ErrorData:
-		data = encodeErrorData(&a)
-	case *ApprovalData:
-		data, err = encodeApprovalData(a)
-	case ApprovalData:
-		data, err = encodeApprovalData(&a)
-	case ApprovalResolvedData:
-		data, err = encodeApprovalResolvedData(a)
-	case ApprovalResultData:
-		data, err = encodeApprovalResultData(&a)
-	default:
-		data, err = marshal(v)
-	}
+	data, err := marshal(v)
 	if err != nil {
 		return Event{}, fmt.Errorf("askuser: encoding %s data: %w", typ, err)
 	}
@@ -240,58 +211,25 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 }
 
 // Encode returns the event's wire form, which is what every transport sends: compact
-// JSON, with the envelope's strings in the library's spelling (see [NewEvent]). Data may
-// be any JSON: it is checked and compacted, its strings copied as they are but for
-// invalid UTF-8, which becomes U+FFFD; invalid Data is an error.
+// JSON, encoded as [NewEvent] encodes data. Data may be any JSON; invalid Data is an
+// error.
 func (e Event) Encode() ([]byte, error) {
-	b := make([]byte, 0, len(e.Type)+len(e.SessionID.id)+len(e.Data)+40)
-	b = append(b, `{"type":`...)
-	b = jsonwrite.AppendString(b, e.Type)
-	b = append(b, `,"sessionId":`...)
-	if e.SessionID.numeric {
-		b = append(b, e.SessionID.id...)
-	} else {
-		b = jsonwrite.AppendString(b, e.SessionID.id)
+	b, err := marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("askuser: encoding %s event: data is not valid JSON: %s", truncate(e.Type, 64), syntaxProblem(e.Data))
 	}
-	if len(e.Data) > 0 {
-		b = append(b, `,"data":`...)
-		var problem string
-		if b, problem = jsonread.AppendCompact(b, e.Data); problem != "" {
-			return nil, fmt.Errorf("askuser: encoding %s event: data is not valid JSON: %s", truncate(e.Type, 64), problem)
-		}
-	}
-	return append(b, '}'), nil
+	return b, nil
 }
 
 // RequestID returns the "requestId" the event's data names, or "" when it names none or
-// the data is not a JSON object. The library's own events name it first, and are read
-// without decoding the rest: transports call it for every ask and resolution they pass on.
+// the data is not a JSON object. Transports call it for every ask and resolution they
+// pass on, and to tell which request a device's event is about.
 func (e Event) RequestID() string {
-	const prefix = `{"requestId":"`
-	if bytes.HasPrefix(e.Data, []byte(prefix)) {
-		rest := e.Data[len(prefix):]
-		if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 && utf8.Valid(rest[:i]) {
-			return string(rest[:i])
-		}
-	}
-	if jsonread.SyntaxError(e.Data) != "" {
-		return ""
-	}
-	w := jsonread.NewWalker(e.Data)
-	if w.Peek() != '{' {
-		return ""
-	}
+	var m map[string]json.RawMessage
 	var id string
-	w.Members(func(name string) bool {
-		if name == fieldRequestID && w.Peek() == '"' {
-			start := w.Pos()
-			w.Skip()
-			id = jsonread.Unquote(e.Data[start:w.Pos()])
-			return true
-		}
-		w.Skip()
-		return true
-	})
+	if json.Unmarshal(e.Data, &m) != nil || json.Unmarshal(m[fieldRequestID], &id) != nil {
+		return ""
+	}
 	return id
 }
 
@@ -331,30 +269,25 @@ func parseEnvelope(msg []byte) (Event, string) {
 	if len(bytes.TrimSpace(msg)) == 0 {
 		return Event{}, "empty message; an event is a JSON object"
 	}
-	if problem := jsonread.SyntaxError(msg); problem != "" {
-		return Event{}, "not valid JSON: " + problem
+	if !json.Valid(msg) {
+		return Event{}, "not valid JSON: " + syntaxProblem(msg)
 	}
-	// From here msg is one valid JSON value, so the walk below need not check syntax.
-	w := jsonread.NewWalker(msg)
-	if w.Peek() != '{' {
-		return Event{}, "an event is a JSON object, not " + w.Kind()
+	if k := kind(msg); k != "object" {
+		return Event{}, "an event is a JSON object, not " + article(k)
 	}
 	var ev Event
 	var seen [3]bool // type, sessionId, data
 	var problem string
-	w.Members(func(name string) bool {
-		start := w.Pos()
-		w.Skip()
-		raw := msg[start:w.Pos()]
+	_ = members(msg, func(name string, raw json.RawMessage) bool {
 		var i int
 		switch name {
 		case "type":
 			i = 0
-			if raw[0] != '"' {
-				problem = "type: must be a string, not " + jsonread.NewWalker(raw).Kind()
+			if kind(raw) != "string" {
+				problem = "type: must be a string, not " + article(kind(raw))
 				return false
 			}
-			ev.Type = jsonread.Unquote(raw)
+			_ = json.Unmarshal(raw, &ev.Type)
 		case "sessionId":
 			i = 1
 			if string(raw) != "null" {
@@ -395,18 +328,6 @@ func sortedNames(obj map[string]any) []string {
 	return names
 }
 
-// marshal encodes v as compact JSON without escaping <, > and &, which models and people
-// read better as they are.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 // maxErrorMessage bounds the message of an error event, in bytes.
 const maxErrorMessage = 512
 
@@ -426,5 +347,6 @@ func ErrorEvent(session SessionID, requestID string, err error) Event {
 	if len(data.Message) > maxErrorMessage {
 		data.Message = truncateBytes(data.Message, maxErrorMessage-3) + "…"
 	}
-	return Event{Type: EventError, SessionID: session, Data: encodeErrorData(&data)}
+	b, _ := marshal(data) // ErrorData always encodes
+	return Event{Type: EventError, SessionID: session, Data: b}
 }

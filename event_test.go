@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	. "github.com/askuser-go/askuser"
 	"github.com/stretchr/testify/assert"
@@ -183,8 +184,8 @@ func TestEventHelpers(t *testing.T) {
 	assert.Equal(t, strings.Repeat("é", 64), data.RequestID)
 }
 
-// FuzzEnvelope: an envelope that parses is produced again with the same meaning, and the
-// session id keeps its JSON type.
+// FuzzEnvelope: an envelope that parses is produced again, in valid UTF-8, with the same
+// meaning, and the session id keeps its JSON type.
 func FuzzEnvelope(f *testing.F) {
 	f.Add([]byte(designAsk))
 	f.Add([]byte(designResult))
@@ -204,7 +205,10 @@ func FuzzEnvelope(f *testing.F) {
 			}
 			return
 		}
-		out := mustJSON(t, ev)
+		out, err := ev.Encode()
+		if err != nil || !utf8.Valid(out) {
+			t.Fatalf("encoding: %v\n%q", err, out)
+		}
 		back, err := ParseEvent(out)
 		if err != nil {
 			t.Fatalf("produced envelope does not parse: %v\n%s", err, out)

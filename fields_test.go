@@ -1,12 +1,16 @@
 package askuser
 
 import (
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
-// TestFieldsMatchSchema: the Go side of the shape (fields.go) names exactly the members of
-// schema/input.json, in its order, so that neither can change without the other.
+// TestFieldsMatchSchema: the Go side of the shape (fields.go, and the struct tags of
+// Question and Option) names exactly the members of schema/input.json, in its order, and
+// leaves out of the JSON it writes only empty members the schema does not require, so
+// that neither can change without the other.
 func TestFieldsMatchSchema(t *testing.T) {
 	s := inputSchema()
 	if got, want := s.Fields, []string{fieldQuestions, fieldMetadata}; !slices.Equal(got, want) {
@@ -33,6 +37,22 @@ func TestFieldsMatchSchema(t *testing.T) {
 	for _, f := range questionTexts {
 		if typ := s.At(fieldQuestions, "[]").Props[f.name].Type; typ != "string" {
 			t.Errorf("question member %s is a %s in the schema, a string in fields.go", f.name, typ)
+		}
+	}
+	for _, c := range []struct {
+		typ reflect.Type
+		at  *shape
+	}{{reflect.TypeFor[Request](), s}, {reflect.TypeFor[Question](), s.At(fieldQuestions, "[]")}, {reflect.TypeFor[Option](), s.At(optionPath...)}} {
+		var names []string
+		for f := range c.typ.Fields() {
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			names = append(names, name)
+			if omit := strings.Contains(opts, "omit"); omit == c.at.IsRequired(name) {
+				t.Errorf("%s.%s: omitempty is %v, but the schema's required is %v", c.typ.Name(), f.Name, omit, c.at.IsRequired(name))
+			}
+		}
+		if !slices.Equal(names, c.at.Fields) {
+			t.Errorf("%s encodes as %v; the schema has %v", c.typ.Name(), names, c.at.Fields)
 		}
 	}
 }

@@ -10,9 +10,6 @@ import (
 	"slices"
 	"time"
 	"unicode/utf8"
-
-	"github.com/askuser-go/askuser/internal/jsonread"
-	"github.com/askuser-go/askuser/internal/jsonwrite"
 )
 
 // The gate: a host's own tool call is allowed, denied, or asked about before it runs
@@ -214,8 +211,8 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}") // a call of a tool that takes no arguments
 	}
-	shown, problem := jsonread.AppendCompact(nil, args)
-	argsOK := problem == ""
+	shown, err := compactJSON(args)
+	argsOK := err == nil
 	canonical, _ := canonicalArguments(args)
 	var tree map[string]any
 	if argsOK && d.policy != nil && d.policy.predicates {
@@ -285,7 +282,7 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 		ExpiresAt: now.Add(d.opts.Timeout).UTC(),
 	}
 	if !argsOK {
-		data.Arguments = jsonwrite.AppendString(nil, string(call.Arguments))
+		data.Arguments = json.RawMessage(jsonString(string(call.Arguments)))
 		data.ArgumentsInvalid = true
 	}
 	if t := o.Tool; t != nil {
@@ -322,7 +319,7 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 		}
 		return bytes.Equal(c, canonical)
 	}
-	rec, err := d.request(ctx, rec, same)
+	rec, err = d.request(ctx, rec, same)
 	if errors.Is(err, errIDTaken) {
 		what := "names a request for another tool call"
 		if rec.Approval == nil {
@@ -477,9 +474,9 @@ func (d *Dispatcher) auditRule(ctx context.Context, call ToolCall, asked time.Ti
 	if d.obs == nil && d.log == nil {
 		return
 	}
-	args, problem := jsonread.AppendCompact(nil, call.Arguments)
-	if problem != "" {
-		args = jsonwrite.AppendString(nil, string(call.Arguments))
+	args, err := compactJSON(call.Arguments)
+	if err != nil {
+		args = json.RawMessage(jsonString(string(call.Arguments)))
 	}
 	d.observe(ctx, Observation{What: ObservedDecision, Session: call.Session, Kind: KindApproval, Outcome: r.Outcome, Audit: &Audit{
 		Session: call.Session, Tool: call.Name, Arguments: args, Outcome: r.Outcome,

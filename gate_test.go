@@ -623,6 +623,9 @@ func FuzzApprovalResult(f *testing.F) {
 			}
 			return
 		}
+		if id := (Event{Data: data}).RequestID(); id != "r1" {
+			t.Fatalf("a decision that transports read as for %q ended r1", id)
+		}
 		r := <-ch
 		switch r.Outcome {
 		case Approved, Denied:

@@ -3,8 +3,6 @@ package askuser
 import (
 	"errors"
 	"fmt"
-
-	"github.com/askuser-go/askuser/internal/jsonwrite"
 )
 
 // Outcome is how a call ended. Its text form is the "outcome" of [ResolvedData].
@@ -134,13 +132,5 @@ const invalidMessage = "Invalid arguments for ask_user_questions; fix every prob
 // invalidResult renders the tool result of an [Invalid] call:
 // {"error": "...", "problems": ["...", ...]}.
 func invalidResult(problems []string) string {
-	b := make([]byte, 0, 160+16*len(problems))
-	b = append(b, `{"error": `...)
-	b = jsonwrite.AppendString(b, invalidMessage)
-	b = append(b, `, "problems": `...)
-	if problems == nil {
-		problems = []string{}
-	}
-	b = jsonwrite.AppendStrings(b, problems)
-	return string(append(b, '}'))
+	return `{"error": ` + jsonString(invalidMessage) + `, "problems": ` + jsonStrings(problems) + `}`
 }

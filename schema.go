@@ -10,9 +10,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/askuser-go/askuser/internal/jsonread"
-	"github.com/askuser-go/askuser/internal/jsonwrite"
-	"github.com/askuser-go/askuser/internal/quickschema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -58,8 +55,8 @@ func Definition() ToolDefinition {
 type schemas struct {
 	inputRaw, outputRaw []byte
 	input, output       *jsonschema.Schema
-	// quick is the input schema compiled for its facts and the quick validity check.
-	quick *quickschema.Schema
+	// shape is what the library reads of the input schema itself (see fields.go).
+	shape shape
 }
 
 // loadSchemas compiles the embedded schemas once. They are part of the library, so a
@@ -75,8 +72,8 @@ var loadSchemas = sync.OnceValue(func() *schemas {
 	}
 	s.input = mustCompile("input.json", s.inputRaw)
 	s.output = mustCompile("output.json", s.outputRaw)
-	if s.quick = quickschema.Compile(s.inputRaw); s.quick == nil {
-		panic("askuser: embedded schema input.json uses a keyword outside the quick subset")
+	if err := json.Unmarshal(s.inputRaw, &s.shape); err != nil {
+		panic(fmt.Sprintf("askuser: embedded schema input.json: %v", err))
 	}
 	return s
 })
@@ -107,24 +104,11 @@ func mustCompile(name string, raw []byte) *jsonschema.Schema {
 // On failure the error is an [*ArgumentsError] listing the problems, each with where it
 // is: every one, up to twenty, then how many more there were.
 func ParseArguments(arguments []byte) (*Request, error) {
-	if req, ok := parseArgumentsFast(arguments); ok {
-		return req, nil
-	}
-	return parseArgumentsSlow(arguments)
-}
-
-// parseArgumentsSlow is ParseArguments by way of a generic JSON tree and the general
-// JSON Schema validator: the reference, and the way of every input the fast path does
-// not take, so of every problem message.
-func parseArgumentsSlow(arguments []byte) (*Request, error) {
 	tree, problems := decodeArguments(arguments)
 	if problems != nil {
 		return nil, &ArgumentsError{Problems: problems}
 	}
-	s := loadSchemas()
-	if fastPaths && s.quick.Valid(tree) {
-		// Valid for the schema: the general validator would find nothing.
-	} else if err := s.input.Validate(tree); err != nil {
+	if err := loadSchemas().input.Validate(tree); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
 			return nil, &ArgumentsError{Problems: []string{"arguments: " + err.Error()}}
@@ -172,14 +156,18 @@ func (r *Request) validated() (*Request, error) {
 		}
 	}
 	if len(r.Metadata) > 0 {
-		if _, err := jsonread.Decode(r.Metadata); err != nil {
-			problems = append(problems, fieldMetadata+": not valid JSON: "+err.Error())
+		if !json.Valid(r.Metadata) {
+			problems = append(problems, fieldMetadata+": not valid JSON: "+syntaxProblem(r.Metadata))
 		}
 	}
 	if problems != nil {
 		return nil, &ArgumentsError{Problems: capProblems(sortProblems(problems))}
 	}
-	return ParseArguments(encodeRequest(r))
+	args, err := marshal(r)
+	if err != nil { // not for a request whose metadata is valid JSON
+		return nil, &ArgumentsError{Problems: []string{"arguments: " + err.Error()}}
+	}
+	return ParseArguments(args)
 }
 
 // questionLoc and optionLoc are locations for problem messages.
@@ -197,18 +185,18 @@ func decodeArguments(arguments []byte) (any, []string) {
 	if len(bytes.TrimSpace(arguments)) == 0 {
 		return nil, []string{`arguments: empty; expected a JSON object like {"questions": [...]}`}
 	}
-	tree, err := jsonread.Decode(arguments)
+	tree, err := decodeJSON(arguments)
 	if err != nil {
 		return nil, []string{"arguments: not valid JSON: " + err.Error()}
 	}
 	if s, ok := tree.(string); ok { // double-encoded
-		if tree, err = jsonread.Decode([]byte(s)); err != nil {
+		if tree, err = decodeJSON([]byte(s)); err != nil {
 			return nil, []string{"arguments: a JSON string whose content is not valid JSON: " + err.Error()}
 		}
 	}
 	if obj, ok := tree.(map[string]any); ok {
 		if s, ok := obj[fieldQuestions].(string); ok {
-			q, err := jsonread.Decode([]byte(s))
+			q, err := decodeJSON([]byte(s))
 			if err != nil {
 				return nil, []string{fieldQuestions + ": must be an array of question objects; the string given is not valid JSON: " + err.Error()}
 			}
@@ -221,7 +209,7 @@ func decodeArguments(arguments []byte) (any, []string) {
 
 // dropOptionalNulls removes, from every object the schema describes, the members that
 // are not required and are null: "absent", as strict dialects make a model say it.
-func dropOptionalNulls(v any, s *quickschema.Schema) {
+func dropOptionalNulls(v any, s *shape) {
 	if s == nil {
 		return
 	}
@@ -273,14 +261,14 @@ func requestFromTree(tree any) *Request {
 		req.Questions = append(req.Questions, q)
 	}
 	if md, ok := obj[fieldMetadata].(map[string]any); ok {
-		req.Metadata = jsonwrite.AppendValue(nil, md)
+		req.Metadata, _ = marshal(md) // a decoded tree always encodes
 	}
 	return req
 }
 
 // validateOutput checks a tool result against the output schema; used in tests and fuzzing.
 func validateOutput(content []byte) error {
-	v, err := jsonread.Decode(content)
+	v, err := decodeJSON(content)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/askuser-go/askuser/internal/jsonwrite"
 )
 
 // Summary returns a one-line summary of an ask_user_questions tool result for a UI,
@@ -51,7 +49,7 @@ func Summary(content, locale string) string {
 		return fmt.Sprintf("Invalid question (%d problems)", n)
 	case v.Error != nil:
 		for _, e := range endings {
-			if e.content != "" && e.content == `{"error": `+string(jsonwrite.AppendString(nil, *v.Error))+`}` {
+			if e.content != "" && e.content == `{"error": `+jsonString(*v.Error)+`}` {
 				return pick(e.en, e.zh)
 			}
 		}
