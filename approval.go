@@ -369,51 +369,42 @@ func decodeApprovalResultData(b []byte) (ApprovalResultData, error) {
 	fail := func(problem string) (ApprovalResultData, error) {
 		return ApprovalResultData{}, fmt.Errorf("%w: %s data: %s", ErrMalformedEvent, EventApprovalResult, problem)
 	}
-	if !json.Valid(b) {
-		return fail("not valid JSON: " + syntaxProblem(b))
-	}
-	if k := kind(b); k != "object" {
-		return fail("must be an object, not " + article(k))
-	}
-	var data ApprovalResultData
-	seen := make(map[string]bool, 5)
-	var problem string
-	_ = members(b, func(name string, raw json.RawMessage) bool {
-		if seen[name] {
-			problem = truncate(name, 40) + ": given twice; give each field once"
-			return false
-		}
-		seen[name] = true
-		str := func(dst *string) bool {
-			if kind(raw) != "string" {
-				if string(raw) == "null" && name != fieldRequestID && name != fieldDecision {
-					return true
-				}
-				problem = name + ": must be a string, not " + article(kind(raw))
-				return false
-			}
-			return json.Unmarshal(raw, dst) == nil
-		}
-		switch name {
-		case fieldRequestID:
-			return str(&data.RequestID)
-		case fieldDecision:
-			return str(&data.Decision)
-		case fieldReason:
-			return str(&data.Reason)
-		case fieldDigest:
-			return str(&data.Digest)
-		case fieldArguments:
-			if string(raw) != "null" {
-				data.Arguments = raw
-			}
-			return true
-		}
-		problem = truncate(name, 40) + ": unknown field; the fields of a decision are requestId, decision, reason, arguments and digest"
-		return false
-	})
-	if problem != "" {
+	m, problem := decodeObject(b)
+	switch {
+	case strings.HasPrefix(problem, "not valid JSON"):
 		return fail(problem)
+	case problem != "":
+		return fail("must be an object, " + problem)
+	}
+	if name := unknownName(m, fieldRequestID, fieldDecision, fieldReason, fieldArguments, fieldDigest); name != "" {
+		return fail(truncate(name, 40) + ": unknown field; the fields of a decision are requestId, decision, reason, arguments and digest")
+	}
+	var n struct {
+		RequestID given `json:"requestId"`
+		Decision  given `json:"decision"`
+		Reason    given `json:"reason"`
+		Arguments given `json:"arguments"`
+		Digest    given `json:"digest"`
+	}
+	_ = json.Unmarshal(b, &n)
+	var data ApprovalResultData
+	for _, f := range [...]struct {
+		name  string
+		count given
+		dst   *string
+	}{{fieldRequestID, n.RequestID, &data.RequestID}, {fieldDecision, n.Decision, &data.Decision}, {fieldReason, n.Reason, &data.Reason}, {fieldArguments, n.Arguments, nil}, {fieldDigest, n.Digest, &data.Digest}} {
+		raw, ok := m[f.name]
+		switch {
+		case f.count > 1:
+			return fail(f.name + ": given twice; give each field once")
+		case !ok || string(raw) == "null" && f.name != fieldRequestID && f.name != fieldDecision:
+		case f.dst == nil:
+			data.Arguments = raw
+		case kind(raw) != "string":
+			return fail(f.name + ": must be a string, not " + article(kind(raw)))
+		default:
+			_ = json.Unmarshal(raw, f.dst)
+		}
 	}
 	switch {
 	case data.RequestID == "":

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -197,7 +198,24 @@ type Event struct {
 	// connection, "link" from an answer or action link (see package notify). It is
 	// recorded with a decision, and never read from, nor written to, the wire.
 	Via string `json:"-"`
+
+	// requestID is what RequestID returns when known is set: the request id of the
+	// data NewEvent encoded, so that transports, which call RequestID for every event
+	// they pass on, need not decode it again.
+	requestID string
+	known     bool
 }
+
+// requestNamer is implemented by the data types of the protocol, which name a request.
+type requestNamer interface{ requestID() string }
+
+func (a AskData) requestID() string              { return a.RequestID }
+func (r ResultData) requestID() string           { return r.RequestID }
+func (r ResolvedData) requestID() string         { return r.RequestID }
+func (e ErrorData) requestID() string            { return e.RequestID }
+func (a ApprovalData) requestID() string         { return a.RequestID }
+func (r ApprovalResultData) requestID() string   { return r.RequestID }
+func (r ApprovalResolvedData) requestID() string { return r.RequestID }
 
 // NewEvent returns an event of the given type whose data is v encoded with
 // encoding/json, <, > and & written as themselves, and any invalid UTF-8 in JSON that v
@@ -207,7 +225,14 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("askuser: encoding %s data: %w", typ, err)
 	}
-	return Event{Type: typ, SessionID: session, Data: data}, nil
+	ev := Event{Type: typ, SessionID: session, Data: data}
+	if r, ok := v.(requestNamer); ok && string(data) != "null" { // null: a nil pointer
+		ev.requestID, ev.known = r.requestID(), true
+		if !utf8.ValidString(ev.requestID) {
+			ev.requestID = string(validUTF8([]byte(ev.requestID))) // as the data spells it
+		}
+	}
+	return ev, nil
 }
 
 // Encode returns the event's wire form, which is what every transport sends: compact
@@ -225,12 +250,19 @@ func (e Event) Encode() ([]byte, error) {
 // the data is not a JSON object. Transports call it for every ask and resolution they
 // pass on, and to tell which request a device's event is about.
 func (e Event) RequestID() string {
-	var m map[string]json.RawMessage
-	var id string
-	if json.Unmarshal(e.Data, &m) != nil || json.Unmarshal(m[fieldRequestID], &id) != nil {
+	if e.known {
+		return e.requestID
+	}
+	// encoding/json matches the name in any case, and the last of a repeated name wins:
+	// an event that spells it otherwise is refused by the dispatcher (unknown field), so
+	// the two never differ on an event that is taken.
+	var data struct {
+		RequestID string `json:"requestId"`
+	}
+	if json.Unmarshal(e.Data, &data) != nil {
 		return ""
 	}
-	return id
+	return data.RequestID
 }
 
 // truncateBytes cuts s to at most n bytes without splitting a character.
@@ -269,47 +301,44 @@ func parseEnvelope(msg []byte) (Event, string) {
 	if len(bytes.TrimSpace(msg)) == 0 {
 		return Event{}, "empty message; an event is a JSON object"
 	}
-	if !json.Valid(msg) {
-		return Event{}, "not valid JSON: " + syntaxProblem(msg)
+	m, problem := decodeObject(msg)
+	switch {
+	case strings.HasPrefix(problem, "not valid JSON"):
+		return Event{}, problem
+	case problem != "":
+		return Event{}, "an event is a JSON object, " + problem
 	}
-	if k := kind(msg); k != "object" {
-		return Event{}, "an event is a JSON object, not " + article(k)
+	if name := unknownName(m, "type", "sessionId", "data"); name != "" {
+		return Event{}, truncate(name, 40) + ": unknown field; the fields of an event are type, sessionId and data"
+	}
+	var n struct {
+		Type      given `json:"type"`
+		SessionID given `json:"sessionId"`
+		Data      given `json:"data"`
+	}
+	_ = json.Unmarshal(msg, &n)
+	for _, f := range [...]struct {
+		name  string
+		count given
+	}{{"type", n.Type}, {"sessionId", n.SessionID}, {"data", n.Data}} {
+		if f.count > 1 {
+			return Event{}, f.name + ": given twice; give each field once"
+		}
 	}
 	var ev Event
-	var seen [3]bool // type, sessionId, data
-	var problem string
-	_ = members(msg, func(name string, raw json.RawMessage) bool {
-		var i int
-		switch name {
-		case "type":
-			i = 0
-			if kind(raw) != "string" {
-				problem = "type: must be a string, not " + article(kind(raw))
-				return false
-			}
-			_ = json.Unmarshal(raw, &ev.Type)
-		case "sessionId":
-			i = 1
-			if string(raw) != "null" {
-				ev.SessionID, problem = sessionIDFromJSON(raw)
-			}
-		case "data":
-			i = 2
-			if string(raw) != "null" {
-				ev.Data = raw
-			}
-		default:
-			problem = truncate(name, 40) + ": unknown field; the fields of an event are type, sessionId and data"
-			return false
+	if raw, ok := m["type"]; ok {
+		if kind(raw) != "string" {
+			return Event{}, "type: must be a string, not " + article(kind(raw))
 		}
-		if seen[i] {
-			problem = name + ": given twice; give each field once"
+		_ = json.Unmarshal(raw, &ev.Type)
+	}
+	if raw, ok := m["sessionId"]; ok && string(raw) != "null" {
+		if ev.SessionID, problem = sessionIDFromJSON(raw); problem != "" {
+			return Event{}, problem
 		}
-		seen[i] = true
-		return problem == ""
-	})
-	if problem != "" {
-		return Event{}, problem
+	}
+	if raw := m["data"]; string(raw) != "null" {
+		ev.Data = raw
 	}
 	if ev.Type == "" {
 		return Event{}, `type: missing; every event has a non-empty "type"`
@@ -347,6 +376,6 @@ func ErrorEvent(session SessionID, requestID string, err error) Event {
 	if len(data.Message) > maxErrorMessage {
 		data.Message = truncateBytes(data.Message, maxErrorMessage-3) + "…"
 	}
-	b, _ := marshal(data) // ErrorData always encodes
-	return Event{Type: EventError, SessionID: session, Data: b}
+	ev, _ := NewEvent(EventError, session, data) // ErrorData always encodes
+	return ev
 }

@@ -184,6 +184,26 @@ func TestEventHelpers(t *testing.T) {
 	assert.Equal(t, strings.Repeat("é", 64), data.RequestID)
 }
 
+// An event NewEvent makes knows its request id without decoding its data, and says the
+// same as its data does, whatever the data type and the id.
+func TestNewEventRequestIDIsTheData(t *testing.T) {
+	for _, id := range []string{"r1", "", "r\xff<&>\u2028", strings.Repeat("é", 100)} {
+		for _, v := range []any{
+			AskData{RequestID: id}, &AskData{RequestID: id}, ResultData{RequestID: id},
+			ResolvedData{RequestID: id, Outcome: Declined}, ErrorData{RequestID: id, Code: "x"},
+			ApprovalData{RequestID: id}, &ApprovalData{RequestID: id}, ApprovalResultData{RequestID: id},
+			ApprovalResolvedData{RequestID: id, Outcome: Denied}, map[string]string{"requestId": id},
+		} {
+			ev, err := NewEvent("x", IntSession(1), v)
+			require.NoError(t, err)
+			assert.Equal(t, Event{Data: ev.Data}.RequestID(), ev.RequestID(), "%T %q", v, id)
+		}
+	}
+	ev, err := NewEvent("x", IntSession(1), (*AskData)(nil))
+	require.NoError(t, err)
+	assert.Equal(t, "", ev.RequestID())
+}
+
 // FuzzEnvelope: an envelope that parses is produced again, in valid UTF-8, with the same
 // meaning, and the session id keeps its JSON type.
 func FuzzEnvelope(f *testing.F) {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -19,13 +20,38 @@ import (
 
 // marshal encodes v as compact JSON without escaping <, > and &.
 func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := encoders.Get().(*encoder)
+	defer e.put()
+	if err := e.enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return validUTF8(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+	b := bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))
+	if !utf8.Valid(b) {
+		return validUTF8(b), nil
+	}
+	return bytes.Clone(b), nil
+}
+
+// encoder is a buffer and an encoder that writes to it, kept for use again: every
+// event and tool result is encoded by one.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+// put returns e to the pool, unless its buffer grew past what a question's events need.
+func (e *encoder) put() {
+	if e.buf.Cap() <= 64<<10 {
+		e.buf.Reset()
+		encoders.Put(e)
+	}
 }
 
 // jsonString returns s as a JSON string, as marshal writes it.
@@ -56,25 +82,25 @@ func compactJSON(b []byte) ([]byte, error) {
 // canonicalJSON returns the JSON value b in one form whatever its spelling: compact,
 // object members sorted by name (the last of a repeated name kept), numbers as written.
 func canonicalJSON(b []byte) ([]byte, error) {
-	v, err := decodeJSON(b)
-	if err != nil {
-		return nil, err
+	if !json.Valid(b) {
+		return nil, errors.New(syntaxProblem(b))
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // numbers as written
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err // not for valid JSON
 	}
 	return marshal(v)
 }
 
 // decodeJSON decodes exactly one JSON value into a tree of map[string]any, []any,
-// string, json.Number, bool and nil, the last of a repeated member name winning; its
-// error says what is wrong in the library's words.
+// string, float64, bool and nil, the last of a repeated member name winning; its error
+// says what is wrong in the library's words.
 func decodeJSON(b []byte) (any, error) {
-	if !json.Valid(b) {
-		return nil, errors.New(syntaxProblem(b))
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err // not for valid JSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, errors.New(syntaxProblem(b))
 	}
 	return v, nil
 }
@@ -100,6 +126,42 @@ func members(b []byte, member func(name string, value json.RawMessage) bool) err
 			return nil
 		}
 	}
+	return nil
+}
+
+// decodeObject decodes b, which a device sent, into its members by name (the last of
+// a repeated name kept), or says what is wrong: "not valid JSON: …", or, for a value
+// that is not an object, "not " and its type ("not an array").
+func decodeObject(b []byte) (map[string]json.RawMessage, string) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil && !json.Valid(b) {
+		return nil, "not valid JSON: " + syntaxProblem(b)
+	}
+	if k := kind(b); k != "object" {
+		return nil, "not " + article(k)
+	}
+	return m, ""
+}
+
+// unknownName returns the first name of m, in sorted order, that is not one of names.
+func unknownName(m map[string]json.RawMessage, names ...string) string {
+	var unknown string
+	for name := range m {
+		if !slices.Contains(names, name) && (unknown == "" || name < unknown) {
+			unknown = name
+		}
+	}
+	return unknown
+}
+
+// given counts the times a member is given in an object: decoding an object into a
+// struct of them finds a name given twice, which encoding/json otherwise lets the last
+// of win silently. (It matches names in any case; a caller refuses the names that are
+// not exactly its own first.)
+type given int
+
+func (g *given) UnmarshalJSON([]byte) error {
+	*g++
 	return nil
 }
 

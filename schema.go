@@ -104,7 +104,7 @@ func mustCompile(name string, raw []byte) *jsonschema.Schema {
 // On failure the error is an [*ArgumentsError] listing the problems, each with where it
 // is: every one, up to twenty, then how many more there were.
 func ParseArguments(arguments []byte) (*Request, error) {
-	tree, problems := decodeArguments(arguments)
+	tree, text, problems := decodeArguments(arguments)
 	if problems != nil {
 		return nil, &ArgumentsError{Problems: problems}
 	}
@@ -115,7 +115,7 @@ func ParseArguments(arguments []byte) (*Request, error) {
 		}
 		problems = schemaProblems(ve, tree)
 	}
-	req := requestFromTree(tree)
+	req := requestFromTree(tree, text)
 	problems = append(problems, req.problems()...)
 	if len(problems) > 0 {
 		return nil, &ArgumentsError{Problems: capProblems(sortProblems(problems))}
@@ -177,34 +177,37 @@ func optionLoc(i, k int) string {
 }
 
 // decodeArguments decodes the arguments into a generic JSON tree, unwrapping the two
-// forgiven encodings and dropping optional members given as null.
-func decodeArguments(arguments []byte) (any, []string) {
+// forgiven encodings and dropping optional members given as null. It returns the
+// tree and the JSON text the tree's object was read from, whose metadata is kept as
+// written.
+func decodeArguments(arguments []byte) (any, []byte, []string) {
 	if len(arguments) > MaxArgumentsBytes {
-		return nil, []string{fmt.Sprintf("arguments: %d bytes is too large; at most %d bytes are accepted", len(arguments), MaxArgumentsBytes)}
+		return nil, nil, []string{fmt.Sprintf("arguments: %d bytes is too large; at most %d bytes are accepted", len(arguments), MaxArgumentsBytes)}
 	}
 	if len(bytes.TrimSpace(arguments)) == 0 {
-		return nil, []string{`arguments: empty; expected a JSON object like {"questions": [...]}`}
+		return nil, nil, []string{`arguments: empty; expected a JSON object like {"questions": [...]}`}
 	}
 	tree, err := decodeJSON(arguments)
 	if err != nil {
-		return nil, []string{"arguments: not valid JSON: " + err.Error()}
+		return nil, nil, []string{"arguments: not valid JSON: " + err.Error()}
 	}
 	if s, ok := tree.(string); ok { // double-encoded
-		if tree, err = decodeJSON([]byte(s)); err != nil {
-			return nil, []string{"arguments: a JSON string whose content is not valid JSON: " + err.Error()}
+		arguments = []byte(s)
+		if tree, err = decodeJSON(arguments); err != nil {
+			return nil, nil, []string{"arguments: a JSON string whose content is not valid JSON: " + err.Error()}
 		}
 	}
 	if obj, ok := tree.(map[string]any); ok {
 		if s, ok := obj[fieldQuestions].(string); ok {
 			q, err := decodeJSON([]byte(s))
 			if err != nil {
-				return nil, []string{fieldQuestions + ": must be an array of question objects; the string given is not valid JSON: " + err.Error()}
+				return nil, nil, []string{fieldQuestions + ": must be an array of question objects; the string given is not valid JSON: " + err.Error()}
 			}
 			obj[fieldQuestions] = q
 		}
 	}
 	dropOptionalNulls(tree, inputSchema())
-	return tree, nil
+	return tree, arguments, nil
 }
 
 // dropOptionalNulls removes, from every object the schema describes, the members that
@@ -231,8 +234,9 @@ func dropOptionalNulls(v any, s *shape) {
 
 // requestFromTree builds a Request from a decoded tree, taking whatever has the right
 // type and leaving the rest zero, so that the rules below can run even on input the
-// schema refused, and every problem is reported at once.
-func requestFromTree(tree any) *Request {
+// schema refused, and every problem is reported at once. Metadata is taken from text,
+// the JSON the tree was read from, so that its numbers stay as written.
+func requestFromTree(tree any, text []byte) *Request {
 	obj, _ := tree.(map[string]any)
 	req := &Request{}
 	qs, _ := obj[fieldQuestions].([]any)
@@ -260,8 +264,14 @@ func requestFromTree(tree any) *Request {
 		}
 		req.Questions = append(req.Questions, q)
 	}
-	if md, ok := obj[fieldMetadata].(map[string]any); ok {
-		req.Metadata, _ = marshal(md) // a decoded tree always encodes
+	if _, ok := obj[fieldMetadata].(map[string]any); ok {
+		// The only member named so in any case, or the schema refused the rest; the
+		// last of them, as in the tree.
+		var m struct {
+			Metadata json.RawMessage `json:"metadata"`
+		}
+		_ = json.Unmarshal(text, &m)
+		req.Metadata, _ = canonicalJSON(m.Metadata)
 	}
 	return req
 }

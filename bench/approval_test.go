@@ -45,12 +45,14 @@ func benchApproval(b *testing.B) {
 
 	call := askuser.ToolCall{Session: session, Name: "delete_branch", Arguments: json.RawMessage(`{"name":"feature/login"}`)}
 	b.ReportAllocs()
+	stop := cpuTime(b)
 	for b.Loop() {
 		res := d.Approve(ctx, call)
 		if res.Outcome != askuser.Approved {
 			b.Fatalf("outcome %v: %s", res.Outcome, res.Content(""))
 		}
 	}
+	stop()
 }
 
 // approveAll is a device that approves every tool call as fast as it can, until the

@@ -56,12 +56,14 @@ func benchAskuser(b *testing.B, args []byte) {
 	defer func() { dev.Close(); <-done }()
 
 	b.ReportAllocs()
+	stop := cpuTime(b)
 	for b.Loop() {
 		res := d.Dispatch(ctx, askuser.ToolCall{Session: session, Arguments: args})
 		if res.Outcome != askuser.Answered {
 			b.Fatalf("outcome %v: %s", res.Outcome, res.Content)
 		}
 	}
+	stop()
 }
 
 // answerAsks is a device that answers every question with its first option, as fast as
@@ -173,6 +175,7 @@ func benchMCPElicit(b *testing.B, args []byte) {
 	defer ss.Close()
 
 	b.ReportAllocs()
+	stop := cpuTime(b)
 	for b.Loop() {
 		res, err := ss.Elicit(ctx, params)
 		if err != nil {
@@ -187,6 +190,7 @@ func benchMCPElicit(b *testing.B, args []byte) {
 		}
 		_ = string(out)
 	}
+	stop()
 }
 
 func benchMCPToolCall(b *testing.B, args []byte) {
@@ -215,6 +219,7 @@ func benchMCPToolCall(b *testing.B, args []byte) {
 	params := &mcp.CallToolParams{Name: def.Name, Arguments: json.RawMessage(args)}
 
 	b.ReportAllocs()
+	stop := cpuTime(b)
 	for b.Loop() {
 		res, err := cs.CallTool(ctx, params)
 		if err != nil {
@@ -225,4 +230,5 @@ func benchMCPToolCall(b *testing.B, args []byte) {
 		}
 		_ = res.Content[0].(*mcp.TextContent).Text
 	}
+	stop()
 }

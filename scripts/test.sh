@@ -73,10 +73,6 @@ if [ "${SKIP_E2E:-}" != 1 ] && [ -f e2e/go.mod ]; then
 	(cd e2e && go test -count=1 ./...)
 fi
 
-step "the root module with the JSON fast paths off (build tag askuser_nofast)"
-go vet -tags askuser_nofast ./...
-go test -tags askuser_nofast -count=1 ./...
-
 step "the tests of every other module"
 # With the race detector, but for the adapters of large LLM SDKs: their code is a thin,
 # single-threaded conversion layer, and race-instrumenting those SDKs from a cold build
