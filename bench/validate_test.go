@@ -17,11 +17,13 @@ func BenchmarkParseArguments(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(c.args)))
+			stop := cpuTime(b)
 			for b.Loop() {
 				if _, err := askuser.ParseArguments(c.args); err != nil {
 					b.Fatal(err)
 				}
 			}
+			stop()
 		})
 	}
 }
