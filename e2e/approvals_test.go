@@ -266,8 +266,8 @@ func TestEditShowsProblemsInline(t *testing.T) {
 		data: {requestId: `+js(id)+`, decision: "edit", arguments: {name: "", extra: 1}}})`))
 	server := waitFor[[]string](tb, "the server's problems", `(() => { const s = `+cardJS(id)+`.querySelector('[data-testid="edit-server-problems"]');
 		return !s.hidden && [...s.querySelectorAll("li")].map(li => li.textContent); })()`)
-	if len(server) == 0 || !strings.Contains(strings.Join(server, " "), "name") {
-		t.Errorf("the server's problems: %q", server)
+	if want := []string{"extra: is not a field of this tool (it takes name)", "name: must not be empty"}; mustJSON(server) != mustJSON(want) {
+		t.Errorf("the server's problems: %q, want %q (in the panel's words)", server, want)
 	}
 	if n := eval[int](tb, `window.demo.events.filter(e => e.type === "tool_result").length`); n != 0 {
 		t.Fatal("a refused edit ended the approval")
