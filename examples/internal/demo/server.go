@@ -41,7 +41,8 @@ const (
 	// EventToolResult is its result: data {"requestId", "content", "outcome", "isError",
 	// "summary", "seq"}, where content is exactly what the model reads. A host tool's
 	// also has "rule", the rule that decided without asking, and "grant", what the grant
-	// that let it run without asking covers, when there was one.
+	// that let it run without asking covers, when there was one, and "noSuchTool" when it
+	// was allowed but the demo has no tool of that name (so nothing ran).
 	EventToolResult = "tool_result"
 	// EventStatus is the agent's state: data {"state": "idle"|"running"|"waiting",
 	// "queued", "seq"}.
