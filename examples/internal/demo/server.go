@@ -85,9 +85,6 @@ type Options struct {
 	// Observer is told of the dispatcher's and the hub's calls, requests and devices
 	// (package askotel has one). Default: none.
 	Observer askuser.Observer
-	// Metrics, when set, is served at /metrics (an OpenTelemetry Prometheus exporter's
-	// handler, say).
-	Metrics http.Handler
 }
 
 // ContentSecurityPolicy is the policy the demo page is served with: scripts, styles and
@@ -166,9 +163,6 @@ func New(opts *Options) (*Server, error) {
 		links := http.StripPrefix("/askuser/links", s.hub.LinkHandler())
 		s.mux.Handle("GET /askuser/links/", links)
 		s.mux.Handle("POST /askuser/links/", links)
-	}
-	if o.Metrics != nil {
-		s.mux.Handle("GET /metrics", o.Metrics)
 	}
 	s.mux.HandleFunc("GET /{$}", s.serveIndex)
 	s.mux.Handle("GET /", http.FileServerFS(o.Page))
