@@ -486,6 +486,8 @@
 
   function measureBelow() {
     moreFrame = 0;
+    // Measured as laid out now, with the button or without: the button only takes room
+    // from the section, so showing it never shows what it points to, nor hiding it hides.
     var box = questions.getBoundingClientRect();
     var nq = 0;
     var na = 0;
