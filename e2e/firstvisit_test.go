@@ -256,27 +256,35 @@ func readmeServer(t *testing.T) string {
 }
 
 // TestNotifyMeOnTheQuickStartPage: on the README's page, which has no styles of its own,
-// "Notify me" is in the panel's font (not the browser's serif), small, and under the
-// card at its right edge.
+// "Notify me" is in the panel's font (not the browser's serif), small, under the card at
+// its right edge, and legible on the page's white in either theme.
 func TestNotifyMeOnTheQuickStartPage(t *testing.T) {
 	url := readmeServer(t)
-	tb := newTab(t)
-	tb.viewport(1280, 900, false)
-	tb.do("opening the quick start's page", chromedp.Navigate(url))
-	tb.newestPanel()
-	got := eval[map[string]any](tb, `(() => {
-		const r = `+rectJS+`;
-		const n = document.querySelector('[data-testid="notify-me"]'), p = document.querySelector('[data-testid="panel"]');
-		return {font: getComputedStyle(n).fontFamily, panelFont: getComputedStyle(p).fontFamily, bodyFont: getComputedStyle(document.body).fontFamily,
-			size: getComputedStyle(n).fontSize, notify: r(n), panel: r(p)};
-	})()`)
-	if got["font"] != got["panelFont"] || got["font"] == got["bodyFont"] || got["size"] != "12px" {
-		t.Errorf("Notify me is in %v %v; the panel is in %v, the page in %v", got["size"], got["font"], got["panelFont"], got["bodyFont"])
-	}
-	n, p := got["notify"].(map[string]any), got["panel"].(map[string]any)
-	if n["height"].(float64) > 26 || n["top"].(float64) < p["bottom"].(float64) || n["top"].(float64)-p["bottom"].(float64) > 16 ||
-		p["right"].(float64)-n["right"].(float64) > 1 || n["right"].(float64)-p["right"].(float64) > 1 {
-		t.Errorf("Notify me is at %v, the card at %v: want a small control just under the card, at its right edge", n, p)
+	for _, scheme := range []string{"light", "dark"} {
+		t.Run(scheme, func(t *testing.T) {
+			tb := newTab(t)
+			tb.viewport(1280, 900, false)
+			tb.colorScheme(scheme)
+			tb.do("opening the quick start's page", chromedp.Navigate(url))
+			tb.newestPanel()
+			got := eval[map[string]any](tb, `(() => {
+				const r = `+rectJS+`;
+				const n = document.querySelector('[data-testid="notify-me"]'), p = document.querySelector('[data-testid="panel"]');
+				return {font: getComputedStyle(n).fontFamily, panelFont: getComputedStyle(p).fontFamily, bodyFont: getComputedStyle(document.body).fontFamily,
+					size: getComputedStyle(n).fontSize, notify: r(n), panel: r(p), contrast: `+contrastOfJS+`(n)};
+			})()`)
+			if got["font"] != got["panelFont"] || got["font"] == got["bodyFont"] || got["size"] != "12px" {
+				t.Errorf("Notify me is in %v %v; the panel is in %v, the page in %v", got["size"], got["font"], got["panelFont"], got["bodyFont"])
+			}
+			n, p := got["notify"].(map[string]any), got["panel"].(map[string]any)
+			if n["height"].(float64) > 26 || n["top"].(float64) < p["bottom"].(float64) || n["top"].(float64)-p["bottom"].(float64) > 16 ||
+				p["right"].(float64)-n["right"].(float64) > 1 || n["right"].(float64)-p["right"].(float64) > 1 {
+				t.Errorf("Notify me is at %v, the card at %v: want a small control just under the card, at its right edge", n, p)
+			}
+			if c := got["contrast"].(float64); c < 4.5 {
+				t.Errorf("Notify me's text has a contrast of %.2f on the page", c)
+			}
+		})
 	}
 }
 
