@@ -112,9 +112,9 @@ function createApprovals(parent, next, ctx) {
       // An edit that is not valid: to the editor, which says what is wrong.
       entry.view.focusControl("edit-form");
       var fix = entry.view.edit.fix;
-      fix.classList.remove("askuser-attention");
+      fix.classList.remove("askuser-flash");
       void fix.offsetWidth; // restart the animation
-      fix.classList.add("askuser-attention");
+      fix.classList.add("askuser-flash");
       var c = a.checkEdit(S);
       ctx.say(c.syntax || c.problems[0] || S.editFix);
       return;
