@@ -114,9 +114,23 @@ function createAttention(opts) {
   root.addEventListener("pagehide", onPageHide);
   root.addEventListener("pageshow", onPageShow);
 
+  // changed puts the count in the title after the next paint: a title set costs the page
+  // a millisecond or more, which a new request's first paint need not wait for.
+  var titleDue = false;
+  var destroyed = false;
   function changed() {
-    var n = opts.pending();
-    doc.title = n > 0 ? S.waitingTitle(n) + (baseTitle ? " \u00b7 " + baseTitle : "") : baseTitle;
+    if (titleDue) {
+      return;
+    }
+    titleDue = true;
+    afterPaint(function () {
+      titleDue = false;
+      var n = opts.pending();
+      var title = n > 0 ? S.waitingTitle(n) + (baseTitle ? " \u00b7 " + baseTitle : "") : baseTitle;
+      if (!destroyed && doc.title !== title) {
+        doc.title = title;
+      }
+    });
   }
 
   function arrived(ev) {
@@ -174,6 +188,7 @@ function createAttention(opts) {
         }
       }
       shown = {};
+      destroyed = true;
       doc.title = baseTitle;
       if (bar.parentNode) {
         bar.parentNode.removeChild(bar);
