@@ -51,8 +51,9 @@ type shape struct {
 	Props    map[string]*shape
 	Fields   []string // the names of Props, in the schema's order
 	Items    *shape
-	// MinItems and MaxItems bound an array's length, MaxLen a string's in characters.
-	MinItems, MaxItems, MaxLen int
+	// MinItems and MaxItems bound an array's length, MinLen and MaxLen a string's in
+	// characters.
+	MinItems, MaxItems, MinLen, MaxLen int
 }
 
 // UnmarshalJSON reads a schema object, keeping the order of its properties.
@@ -64,12 +65,13 @@ func (s *shape) UnmarshalJSON(b []byte) error {
 		Items      *shape          `json:"items"`
 		MinItems   int             `json:"minItems"`
 		MaxItems   int             `json:"maxItems"`
+		MinLength  int             `json:"minLength"`
 		MaxLength  int             `json:"maxLength"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	*s = shape{Type: raw.Type, Required: raw.Required, Items: raw.Items, MinItems: raw.MinItems, MaxItems: raw.MaxItems, MaxLen: raw.MaxLength}
+	*s = shape{Type: raw.Type, Required: raw.Required, Items: raw.Items, MinItems: raw.MinItems, MaxItems: raw.MaxItems, MinLen: raw.MinLength, MaxLen: raw.MaxLength}
 	if len(raw.Properties) == 0 {
 		return nil
 	}
@@ -109,8 +111,15 @@ func (s *shape) At(path ...string) *shape {
 // IsRequired reports whether name is a required member of an object.
 func (s *shape) IsRequired(name string) bool { return slices.Contains(s.Required, name) }
 
-// inputSchema is the shape of schema/input.json.
-func inputSchema() *shape { return &loadSchemas().shape }
+// inputSchema is the shape of the accepted input schema (schema/input.json widened, see
+// accepted.go).
+func inputSchema() *shape { return loadSchemas().shape }
+
+// advertisedAt is schemaAt in the schema advertised, schema/input.json, where some
+// bounds are narrower than those accepted (see accepted.go).
+func advertisedAt(path []string) *shape {
+	return loadSchemas().advertised.At(schemaPath(path)...)
+}
 
 // optionPath is where an option's schema is in inputSchema.
 var optionPath = []string{fieldQuestions, "[]", fieldOptions, "[]"}
@@ -118,6 +127,11 @@ var optionPath = []string{fieldQuestions, "[]", fieldOptions, "[]"}
 // schemaAt returns the schema at a location of the arguments given as JSON pointer
 // segments ("questions", "1", "options"), or nil.
 func schemaAt(path []string) *shape {
+	return inputSchema().At(schemaPath(path)...)
+}
+
+// schemaPath turns JSON pointer segments into a path of shape.At: "[]" for an index.
+func schemaPath(path []string) []string {
 	p := make([]string, len(path))
 	for i, seg := range path {
 		if _, err := strconv.Atoi(seg); err == nil {
@@ -126,5 +140,5 @@ func schemaAt(path []string) *shape {
 			p[i] = seg
 		}
 	}
-	return inputSchema().At(p...)
+	return p
 }

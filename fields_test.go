@@ -8,9 +8,9 @@ import (
 )
 
 // TestFieldsMatchSchema: the Go side of the shape (fields.go, and the struct tags of
-// Question and Option) names exactly the members of schema/input.json, in its order, and
-// leaves out of the JSON it writes only empty members the schema does not require, so
-// that neither can change without the other.
+// Request, Question and Option) names exactly the members of the input schema, in its
+// order; the JSON it writes leaves out no member the schema requires and writes no empty
+// member the schema refuses; so that neither can change without the other.
 func TestFieldsMatchSchema(t *testing.T) {
 	s := inputSchema()
 	if got, want := s.Fields, []string{fieldQuestions, fieldMetadata}; !slices.Equal(got, want) {
@@ -47,8 +47,12 @@ func TestFieldsMatchSchema(t *testing.T) {
 		for f := range c.typ.Fields() {
 			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 			names = append(names, name)
-			if omit := strings.Contains(opts, "omit"); omit == c.at.IsRequired(name) {
-				t.Errorf("%s.%s: omitempty is %v, but the schema's required is %v", c.typ.Name(), f.Name, omit, c.at.IsRequired(name))
+			omit, required := strings.Contains(opts, "omit"), c.at.IsRequired(name)
+			switch p := c.at.Props[name]; {
+			case omit && required:
+				t.Errorf("%s.%s: left out when empty, but the schema requires %s", c.typ.Name(), f.Name, name)
+			case !omit && !required && p.Type == "string" && p.MinLen > 0:
+				t.Errorf("%s.%s: written when empty, which the schema refuses: leave it out (omitempty)", c.typ.Name(), f.Name)
 			}
 		}
 		if !slices.Equal(names, c.at.Fields) {
