@@ -30,9 +30,12 @@ type question struct {
 	multi []int
 	// text is the Other text, sent trimmed.
 	text string
-	// tried is set once the person has tried to leave a multi-select question, so that
-	// an empty choice is an error from then on, not as soon as it is shown.
-	tried bool
+	// moving is set only while the form handles the key that moves on from one of the
+	// question's fields (enter or tab), so that the choice and the text are checked then
+	// and only then. huh also checks a field as it is shown and as it is left; an error
+	// there, on a field the person is leaving, stops the form going back (shift+tab)
+	// and leaves no field to type in.
+	moving bool
 }
 
 func newSet(session askuser.SessionID, ask askuser.AskData) *set {
@@ -59,6 +62,31 @@ func (q *question) wantsText() bool {
 	return q.single == q.other()
 }
 
+// customText is the Other text to send, trimmed, and whether there is one: when Other
+// is chosen, except that in a multi-select question with options chosen a blank text
+// is no Other text (the form's box says so; the accessible mode asks for text).
+func (q *question) customText() (string, bool) {
+	if !q.wantsText() {
+		return "", false
+	}
+	t := strings.TrimSpace(q.text)
+	if t == "" && q.chosenOptions() > 0 {
+		return "", false
+	}
+	return t, true
+}
+
+// chosenOptions counts the options of a multi-select question chosen, Other aside.
+func (q *question) chosenOptions() int {
+	n := 0
+	for _, i := range q.multi {
+		if i >= 0 && i < len(q.Options) {
+			n++
+		}
+	}
+	return n
+}
+
 // hasPreviews reports whether the question shows previews: a single-select question
 // with a preview on at least one option, as in the panel.
 func (q *question) hasPreviews() bool {
@@ -78,8 +106,7 @@ func (q *question) hasPreviews() bool {
 // multi-select one.
 func (q *question) answer() askuser.Answer {
 	a := askuser.Answer{Question: q.Question.Question, SelectedLabels: []string{}}
-	if q.wantsText() {
-		t := strings.TrimSpace(q.text)
+	if t, ok := q.customText(); ok {
 		a.CustomInput = &t
 	}
 	if q.MultiSelect {
@@ -110,17 +137,15 @@ func checkChoice(chosen []int) error {
 
 // checkText is the host's rule for Other text: not blank, and not longer than max
 // characters.
-func checkText(max int) func(string) error {
-	return func(s string) error {
-		t := strings.TrimSpace(s)
-		if t == "" {
-			return errBlankText
-		}
-		if n := utf8.RuneCountInString(t); n > max {
-			return fmt.Errorf("at most %d characters, got %d", max, n)
-		}
-		return nil
+func checkText(s string, max int) error {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return errBlankText
 	}
+	if n := utf8.RuneCountInString(t); n > max {
+		return fmt.Errorf("at most %d characters, got %d", max, n)
+	}
+	return nil
 }
 
 // reply is the result the set's answers make.

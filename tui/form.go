@@ -122,6 +122,8 @@ type (
 // and "/" must not hide options. Nor is there an external editor for a text box: the
 // forms do not own the terminal's input, so the editor would not get it. The bindings
 // are emptied rather than disabled, since the fields enable their keys again as they go.
+// Ctrl+A never reaches the form (see formModel.chooseAll): its bindings stay only for
+// the help line, worded to fit either way.
 func formKeyMap() *huh.KeyMap {
 	km := huh.NewDefaultKeyMap()
 	for _, b := range []*key.Binding{&km.Select.Filter, &km.Select.SetFilter, &km.Select.ClearFilter,
@@ -130,6 +132,8 @@ func formKeyMap() *huh.KeyMap {
 	}
 	// huh's help says "x toggle"; the hint above the options says space, which both take.
 	km.MultiSelect.Toggle.SetHelp("space", "toggle")
+	km.MultiSelect.SelectAll.SetHelp("ctrl+a", "all/none")
+	km.MultiSelect.SelectNone.SetHelp("ctrl+a", "all/none")
 	return km
 }
 
@@ -159,8 +163,7 @@ func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int) {
 		if q.MultiSelect {
 			hint = "Choose any (space toggles), then enter. Other lets you type your own."
 			f = huh.NewMultiSelect[int]().Options(opts...).Value(&q.multi).Validate(func(v []int) error {
-				// huh checks on focus too; the person is told only once they try to go on.
-				if !q.tried {
+				if !q.moving {
 					return nil
 				}
 				return checkChoice(v)
@@ -173,9 +176,14 @@ func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int) {
 
 		hint = "Type your own answer, instead of the options."
 		if q.MultiSelect {
-			hint = "Type your own answer, besides the options chosen."
+			hint = "Type your own answer, besides the options chosen; leave it empty to send only those."
 		}
-		in := huh.NewInput().CharLimit(maxText).Value(&q.text).Validate(checkText(maxText))
+		in := huh.NewInput().CharLimit(maxText).Value(&q.text).Validate(func(s string) error {
+			if !q.moving || strings.TrimSpace(s) == "" && q.chosenOptions() > 0 {
+				return nil // a blank box beside options chosen is no Other text
+			}
+			return checkText(s, maxText)
+		})
 		fields[in] = i
 		groups = append(groups, huh.NewGroup(in).Title(title).Description(hint).
 			WithHideFunc(func() bool { return !q.wantsText() }))

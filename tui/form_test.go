@@ -79,12 +79,78 @@ func TestOtherText(t *testing.T) {
 	ch = s.ask(session, "call_other_multi", multiArgs)
 	tm.waitScreen("Which features should we include?")
 	tm.press(keyDown, keySpace, keyDown, keyDown, keySpace, keyEnter)
-	tm.waitScreen("Type your own answer, besides the options chosen.")
+	tm.waitScreen("Type your own answer, besides the options chosen;")
 	tm.typeText("Offline mode")
 	tm.press(keyEnter)
 	got = answers(t, s.result(ch))
 	if strings.Join(got[0].SelectedLabels, "|") != "i18n support" || got[0].CustomInput == nil || *got[0].CustomInput != "Offline mode" {
 		t.Fatalf("answer %+v, want i18n support and \"Offline mode\"", got[0])
+	}
+}
+
+// TestChooseAllAndGoBack: ctrl+a chooses every option but not Other, and chooses none
+// when all are chosen; shift+tab leaves the Other box for the options, even with the
+// box blank and its error shown, and the options then take keys again; a blank Other
+// beside chosen options sends the options alone. No key leaves the person stuck.
+func TestChooseAllAndGoBack(t *testing.T) {
+	s := newServer(t, nil)
+	session := newSession()
+	tm := newTerm(t, s, session, nil)
+	labels := func(a askuser.Answer) string { return strings.Join(a.SelectedLabels, "|") }
+
+	// ctrl+a, ctrl+a, ctrl+a: all, none, all; Other stays as it is, the cursor too.
+	ch := s.ask(session, "call_all", multiArgs)
+	tm.waitScreen("ctrl+a all/none")
+	tm.press(keyDown, keyCtrlA)
+	tm.waitScreen("✓ Dark mode", "> ✓ i18n support", "✓ Export to PDF", "• Other: type your own answer")
+	tm.press(keyCtrlA)
+	tm.waitScreen("• Dark mode", "> • i18n support", "• Export to PDF")
+	tm.press(keyCtrlA, keyEnter)
+	got := answers(t, s.result(ch))
+	if labels(got[0]) != "Dark mode|i18n support|Export to PDF" || got[0].CustomInput != nil {
+		t.Fatalf("answer %+v, want the three options and no Other", got[0])
+	}
+
+	// Other alone, its box left blank: refused in place; shift+tab goes back to the
+	// options, which take keys again.
+	ch = s.ask(session, "call_back", multiArgs)
+	tm.waitScreen("> • Dark mode")
+	tm.press(keyDown, keyDown, keyDown, keySpace, keyEnter)
+	tm.waitScreen("leave it empty to send only those")
+	tm.press(keyEnter)
+	tm.waitScreen("type your answer, or choose an option")
+	tm.press(keyBack)
+	tm.waitScreen("Choose any (space toggles)", "> ✓ Other: type your own answer")
+	tm.press(keySpace, keyUp, keySpace)
+	tm.waitScreen("> ✓ Export to PDF", "• Other: type your own answer")
+	tm.press(keyEnter)
+	got = answers(t, s.result(ch))
+	if labels(got[0]) != "Export to PDF" || got[0].CustomInput != nil {
+		t.Fatalf("answer %+v, want Export to PDF alone", got[0])
+	}
+
+	// Options and Other, the box left empty: the options alone are sent.
+	ch = s.ask(session, "call_empty_other", multiArgs)
+	tm.waitScreen("> • Dark mode")
+	tm.press(keySpace, keyDown, keyDown, keyDown, keySpace, keyEnter)
+	tm.waitScreen("leave it empty to send only those")
+	tm.press(keyEnter)
+	got = answers(t, s.result(ch))
+	if labels(got[0]) != "Dark mode" || got[0].CustomInput != nil {
+		t.Fatalf("answer %+v, want Dark mode alone", got[0])
+	}
+	tm.waitHistory("→ Dark mode\n")
+
+	// Single-select: back from the Other box to the options, and another option chosen.
+	ch = s.ask(session, "call_back_single", singleArgs)
+	tm.waitScreen("> Vue 3")
+	tm.press(keyDown, keyDown, keyEnter)
+	tm.waitScreen("Type your own answer, instead of the options.")
+	tm.press(keyBack)
+	tm.waitScreen("Choose one, or Other", "> Other: type your own answer")
+	tm.press(keyUp, keyEnter)
+	if got := answers(t, s.result(ch)); labels(got[0]) != "React" || got[0].CustomInput != nil {
+		t.Fatalf("answer %+v, want React", got[0])
 	}
 }
 

@@ -43,9 +43,15 @@ func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.reply = &askuser.ResultData{RequestID: m.set.ask.RequestID, Declined: true}
 			m.closed = true
 			return m, tea.Quit
+		case "ctrl+a":
+			if f, ok := m.form.GetFocusedField().(*huh.MultiSelect[int]); ok {
+				return m, m.chooseAll(m.set.qs[m.fields[f]], f)
+			}
 		case "enter", "tab":
 			if i, ok := m.fields[m.form.GetFocusedField()]; ok {
-				m.set.qs[i].tried = true
+				q := m.set.qs[i]
+				q.moving = true // checked as the form handles the key, in step
+				defer func() { q.moving = false }()
 			}
 		}
 	}
@@ -53,6 +59,44 @@ func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		r := m.set.reply()
 		m.reply = &r
 	})
+}
+
+// chooseAll is ctrl+a on the multi-select field f of question q: it chooses every
+// option, or none when every one is chosen already, and leaves Other as it is. (huh's
+// own select-all would choose Other too, and so open an empty text box the person
+// never asked for.) It moves the field's cursor and toggles, as the person would with
+// the keys, then puts the cursor back where it was.
+func (m *formModel) chooseAll(q *question, f *huh.MultiSelect[int]) tea.Cmd {
+	chosen := make([]bool, len(q.Options))
+	for _, i := range q.multi {
+		if i >= 0 && i < len(chosen) {
+			chosen[i] = true
+		}
+	}
+	want := q.chosenOptions() < len(q.Options)
+	start, _ := f.Hovered()
+	at := start
+	var cmds []tea.Cmd
+	press := func(code rune) {
+		_, cmd := m.form.Update(tea.KeyPressMsg{Code: code})
+		cmds = append(cmds, cmd)
+	}
+	moveTo := func(j int) {
+		for ; at < j; at++ {
+			press(tea.KeyDown)
+		}
+		for ; at > j; at-- {
+			press(tea.KeyUp)
+		}
+	}
+	for j, c := range chosen {
+		if c != want {
+			moveTo(j)
+			press(tea.KeySpace)
+		}
+	}
+	moveTo(start)
+	return tea.Batch(cmds...)
 }
 
 // resize fits the form to the terminal's width, and gives every group the height of

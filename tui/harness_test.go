@@ -41,6 +41,8 @@ const (
 	keyEsc   = "\x1b"
 	keyCtrlC = "\x03"
 	keySpace = " "
+	keyBack  = "\x1b[Z" // shift+tab
+	keyCtrlA = "\x01"
 )
 
 // server is a host: a dispatcher whose transport is a wshub hub, served with the
