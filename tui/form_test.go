@@ -161,7 +161,8 @@ func TestPreviewsRendered(t *testing.T) {
 	ch := s.ask(session, "call_preview", previewArgs)
 
 	// The preview of the option under the cursor, rendered as markdown beside the options:
-	// no markdown syntax left, list bullets, the code block kept as it is.
+	// no markdown syntax left (no heading's #, of any level), list bullets, the code
+	// block kept as it is.
 	scr := tm.waitScreen("Preview: Sidebar", "Sidebar layout", "• Nav on the left", "| nav  | content  |")
 	for _, raw := range []string{"# Sidebar", "**Nav**", "```"} {
 		if strings.Contains(scr, raw) {
@@ -176,8 +177,11 @@ func TestPreviewsRendered(t *testing.T) {
 	}
 	// It follows the cursor.
 	tm.press(keyDown)
-	tm.waitScreen("Preview: Top bar", "Top bar layout", "1. Nav across the top")
+	scr = tm.waitScreen("Preview: Top bar", "Top bar layout", "1. Nav across the top", "Fits few sections")
 	tm.waitGone("Sidebar layout")
+	if strings.Contains(scr, "#") {
+		t.Errorf("the preview shows a heading's marks:\n%s", scr)
+	}
 	tm.press(keyEnter)
 	if got := answers(t, s.result(ch)); got[0].SelectedLabels[0] != "Top bar" {
 		t.Fatalf("answers %+v, want Top bar", got)

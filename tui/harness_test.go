@@ -452,7 +452,7 @@ const (
 		{"label":"Export to PDF","description":"PDF reports"}],"multiSelect":true}]}`
 	previewArgs = `{"questions":[{"question":"Which layout do you prefer?","header":"Layout","options":[
 		{"label":"Sidebar","description":"Navigation on the left","preview":"# Sidebar layout\n\n- **Nav** on the left\n- Content on the right\n\n` + "```" + `\n+------+----------+\n| nav  | content  |\n+------+----------+\n` + "```" + `"},
-		{"label":"Top bar","description":"Navigation on top","preview":"# Top bar layout\n\n1. Nav across the top\n2. Content below"}],"multiSelect":false}]}`
+		{"label":"Top bar","description":"Navigation on top","preview":"## Top bar layout\n\n1. Nav across the top\n2. Content below\n\n### Fits few sections"}],"multiSelect":false}]}`
 	twoArgs = `{"questions":[
 		{"question":"Which database?","header":"Database","options":[{"label":"Postgres","description":"Relational"},{"label":"SQLite","description":"Embedded"}],"multiSelect":false},
 		{"question":"Which extras?","header":"Extras","options":[{"label":"Metrics","description":"Prometheus"},{"label":"Tracing","description":"OpenTelemetry"}],"multiSelect":true}]}`

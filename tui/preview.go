@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"charm.land/glamour/v2"
+	gansi "charm.land/glamour/v2/ansi"
 	"charm.land/glamour/v2/styles"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -47,7 +48,7 @@ func renderMarkdown(md string, width int, style string) string {
 		// reader would read out: render styled, then drop the styling.
 		style = styleDark
 	}
-	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(width))
+	r, err := glamour.NewTermRenderer(glamour.WithStyles(previewStyles[style]), glamour.WithWordWrap(width))
 	if err == nil {
 		var out string
 		if out, err = r.Render(md); err == nil {
@@ -66,3 +67,19 @@ const (
 	styleLight = styles.LightStyle
 	stylePlain = "plain"
 )
+
+// previewStyles are glamour's own dark and light styles, headings aside: glamour
+// writes "## " before a heading of level 2 and more, which reads as markdown left
+// unrendered. Here a heading is told by its style alone (bold and coloured; level 1
+// also on a background), as in the browser panel.
+var previewStyles = map[string]gansi.StyleConfig{
+	styleDark:  plainHeadings(styles.DarkStyleConfig),
+	styleLight: plainHeadings(styles.LightStyleConfig),
+}
+
+func plainHeadings(c gansi.StyleConfig) gansi.StyleConfig {
+	for _, h := range []*gansi.StyleBlock{&c.H2, &c.H3, &c.H4, &c.H5, &c.H6} {
+		h.Prefix = ""
+	}
+	return c
+}
