@@ -157,10 +157,13 @@ func (s *set) reply() askuser.ResultData {
 	return r
 }
 
-// clean makes model-written text safe to print on a terminal: it drops control
+// clean makes model-written text safe to print on a terminal. It drops control
 // characters (escape sequences could move the cursor, retitle the window or write the
-// clipboard) and the invisible characters that reorder text, keeping newlines and
-// tabs when multiline.
+// clipboard) and every formatting character, which takes no room on screen: the
+// bidirectional controls, which reorder text, and the zero-width ones (U+200B, U+200D,
+// U+2060, U+FEFF, tag characters, ...), which could hide inside a word. Newlines and
+// tabs, and the line and paragraph separators as newlines, are kept when multiline
+// (carriage returns dropped); otherwise each is a space.
 func clean(s string, multiline bool) string {
 	ok := true
 	for _, r := range s {
@@ -173,14 +176,17 @@ func clean(s string, multiline bool) string {
 		return s
 	}
 	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || r == '\r' {
-			if !multiline {
+		switch r {
+		case '\n', '\t', '\r', '\u2028', '\u2029':
+			switch {
+			case !multiline:
 				return ' '
-			}
-			if r == '\r' {
+			case r == '\r':
 				return -1
+			case r == '\t':
+				return r
 			}
-			return r
+			return '\n'
 		}
 		if unsafeRune(r, multiline) {
 			return -1
@@ -189,16 +195,17 @@ func clean(s string, multiline bool) string {
 	}, s)
 }
 
+// unsafeRune reports whether clean takes r out of the text.
 func unsafeRune(r rune, multiline bool) bool {
 	switch {
 	case r == '\n' || r == '\t':
 		return !multiline
-	case unicode.IsControl(r), r == utf8.RuneError:
+	case r < utf8.RuneSelf:
+		return r < ' ' || r == 0x7f
+	case unicode.IsControl(r), r == utf8.RuneError, r == '\u2028', r == '\u2029':
 		return true
-	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C:
-		return true // bidirectional overrides, isolates and marks
 	}
-	return false
+	return unicode.Is(unicode.Cf, r) // bidirectional controls, zero-width characters, ...
 }
 
 // endNote says how a question set ended, given the resolution's outcome and what this

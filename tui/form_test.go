@@ -188,6 +188,37 @@ func TestPreviewsRendered(t *testing.T) {
 	}
 }
 
+// TestPreviewLinks: a preview's link shows its target as plain text beside its label,
+// and an image its alt text, in either mode; no hyperlink (OSC 8) reaches the terminal,
+// so no label can stand for an address the person does not see.
+func TestPreviewLinks(t *testing.T) {
+	const args = `{"questions":[{"question":"Go ahead?","header":"Links","options":[
+		{"label":"Yes","description":"d","preview":"## Links\n\n[Allow](http://evil.example/approve)\n\n![diagram](http://img.example/d.png)"},
+		{"label":"No","description":"d"}],"multiSelect":false}]}`
+	for _, mode := range []struct {
+		name, decline string
+		opts          *tui.Options
+	}{{"form", keyEsc, nil}, {"accessible", "d\r", accessible}} {
+		t.Run(mode.name, func(t *testing.T) {
+			s := newServer(t, nil)
+			session := newSession()
+			tm := newTerm(t, s, session, mode.opts)
+			ch := s.ask(session, "call_links", args)
+			scr := tm.waitScreen("Allow http://evil.example/approve", "Image: diagram")
+			if strings.Contains(scr, "img.example") {
+				t.Errorf("the image's address is shown:\n%s", scr)
+			}
+			tm.press(mode.decline)
+			if r := s.result(ch); r.Outcome != askuser.Declined {
+				t.Fatalf("outcome %v, want declined", r.Outcome)
+			}
+			if raw := tm.rawOutput(); strings.Contains(raw, "\x1b]8;") {
+				t.Errorf("the terminal was sent a hyperlink: %q", raw[strings.Index(raw, "\x1b]8;"):][:60])
+			}
+		})
+	}
+}
+
 // sameLine reports whether some line of the screen holds both a and b, a first.
 func sameLine(screen, a, b string) bool {
 	for _, l := range strings.Split(screen, "\n") {
