@@ -329,10 +329,12 @@ func TestApprovalArgumentsNotJSON(t *testing.T) {
 }
 
 // TestApprovalHostileTextIsCleaned: the tool's name and description and the model's
-// arguments reach the terminal as text only, in either mode; in the arguments, what
-// would act on the terminal or hide itself is shown as its JSON escape.
+// arguments reach the terminal as text only, in either mode. In the arguments and in
+// the tool's name (which is shown quoted then), what would act on the terminal or hide
+// itself is shown as its JSON escape: what is shown is exactly what runs. In the
+// description it is dropped.
 func TestApprovalHostileTextIsCleaned(t *testing.T) {
-	const tool = "delete\x1b]0;pwned\x07_branch"
+	const tool = "delete\x1b]0;pwned\x07_branch \u202egnp.exe\u200b"
 	const args = `{"name":"x\u001b]52;c;ZXZpbA==\u0007y","note":"\u202eevil","zw":"a` + "\u200b" + `b"}`
 	for _, mode := range []struct {
 		name, deny string
@@ -340,13 +342,15 @@ func TestApprovalHostileTextIsCleaned(t *testing.T) {
 	}{{"form", keyEsc, nil}, {"accessible", "d\r", accessible}} {
 		t.Run(mode.name, func(t *testing.T) {
 			s := newServer(t, &askuser.Options{Policy: &askuser.Policy{
-				Tools:   []askuser.Tool{{Name: tool, Description: "Deletes\x1b[2J a branch\u009b31m\u202e"}},
+				Tools:   []askuser.Tool{{Name: tool, Description: "Deletes\x1b[2J a\u200b branch\u009b31m\u202e"}},
 				Reasons: []string{"Not\x1b[5m now"},
 			}})
 			session := newSession()
 			tm := newTerm(t, s, session, mode.opts)
 			ch := s.approve(session, "call_hostile", tool, args)
-			tm.waitScreen("delete]0;pwned_branch", "Deletes[2J a branch31m", // the escapes dropped, the rest as text
+			tm.waitScreen(`Tool: "delete\u001b]0;pwned\u0007_branch \u202egnp.exe\u200b"`,
+				`every call of "delete\u001b]0;pwned\u0007_branch \u202egnp.exe\u200b"`,
+				"Deletes[2J a branch31m", // the escapes dropped, the rest as text
 				`"name": "x\u001b]52;c;ZXZpbA==\u0007y"`, `"note": "\u202eevil"`, `"zw": "a\u200bb"`)
 			tm.press(mode.deny)
 			if r := s.decision(ch); r.Outcome != askuser.Denied {
