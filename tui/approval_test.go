@@ -328,45 +328,6 @@ func TestApprovalArgumentsNotJSON(t *testing.T) {
 	tm.waitHistory(`Edited: ran with {"name": "feature/login"}.`)
 }
 
-// TestApprovalHostileTextIsCleaned: the tool's name and description and the model's
-// arguments reach the terminal as text only, in either mode. In the arguments and in
-// the tool's name (which is shown quoted then), what would act on the terminal or hide
-// itself is shown as its JSON escape: what is shown is exactly what runs. In the
-// description it is dropped.
-func TestApprovalHostileTextIsCleaned(t *testing.T) {
-	const tool = "delete\x1b]0;pwned\x07_branch \u202egnp.exe\u200b"
-	const args = `{"name":"x\u001b]52;c;ZXZpbA==\u0007y","note":"\u202eevil","zw":"a` + "\u200b" + `b"}`
-	for _, mode := range []struct {
-		name, deny string
-		opts       *tui.Options
-	}{{"form", keyEsc, nil}, {"accessible", "d\r", accessible}} {
-		t.Run(mode.name, func(t *testing.T) {
-			s := newServer(t, &askuser.Options{Policy: &askuser.Policy{
-				Tools:   []askuser.Tool{{Name: tool, Description: "Deletes\x1b[2J a\u200b branch\u009b31m\u202e"}},
-				Reasons: []string{"Not\x1b[5m now"},
-			}})
-			session := newSession()
-			tm := newTerm(t, s, session, mode.opts)
-			ch := s.approve(session, "call_hostile", tool, args)
-			tm.waitScreen(`Tool: "delete\u001b]0;pwned\u0007_branch \u202egnp.exe\u200b"`,
-				`every call of "delete\u001b]0;pwned\u0007_branch \u202egnp.exe\u200b"`,
-				"Deletes[2J a branch31m", // the escapes dropped, the rest as text
-				`"name": "x\u001b]52;c;ZXZpbA==\u0007y"`, `"note": "\u202eevil"`, `"zw": "a\u200bb"`)
-			tm.press(mode.deny)
-			if r := s.decision(ch); r.Outcome != askuser.Denied {
-				t.Fatalf("outcome %v, want denied", r.Outcome)
-			}
-			tm.waitHistory("Denied.")
-			raw := withoutOwnTitles(tm.rawOutput())
-			for _, bad := range []string{"\x1b]0;", "\x1b]52;", "\x1b[2J", "\x1b[5m", "\u009b", "\u202e", "\u200b"} {
-				if strings.Contains(raw, bad) {
-					t.Errorf("the terminal was sent %q", bad)
-				}
-			}
-		})
-	}
-}
-
 // TestAccessibleApproval: the approval as plain lines, decided a line at a time: a
 // decision's number, then a reason's number or words, or the arguments on one line or
 // on several ending with an empty line; a refused edit asks again.

@@ -439,37 +439,6 @@ func TestHostGoesAway(t *testing.T) {
 	}
 }
 
-// TestHostileTextIsCleaned: what the model wrote reaches the terminal as text only;
-// escape sequences in questions, labels and previews (retitling the window, clearing
-// the screen, writing the clipboard) never reach it, in either mode.
-func TestHostileTextIsCleaned(t *testing.T) {
-	const hostile = `{"questions":[{"question":"Pick one\u001b]0;pwned\u0007 please\u001b[2J","header":"Evil\u001b[31m","options":[
-		{"label":"A\u001b]52;c;ZXZpbA==\u0007","description":"first\u202eeno","preview":"# Head\u001b[5m\n\ntext\u009b31m"},
-		{"label":"B","description":"second"}],"multiSelect":false}]}`
-	for _, mode := range []struct {
-		name, decline string
-		opts          *tui.Options
-	}{{"form", keyEsc, nil}, {"accessible", "d\r", accessible}} {
-		t.Run(mode.name, func(t *testing.T) {
-			s := newServer(t, nil)
-			session := newSession()
-			tm := newTerm(t, s, session, mode.opts)
-			ch := s.ask(session, "call_hostile", hostile)
-			tm.waitScreen("Pick one]0;pwned please[2J", "Head") // the escapes dropped, the rest as text
-			tm.press(mode.decline)
-			if r := s.result(ch); r.Outcome != askuser.Declined {
-				t.Fatalf("outcome %v, want declined", r.Outcome)
-			}
-			raw := withoutOwnTitles(tm.rawOutput())
-			for _, bad := range []string{"\x1b]0;", "\x1b]52;", "\x1b[2J", "\x1b[5m", "\u009b", "\u202e"} {
-				if strings.Contains(raw, bad) {
-					t.Errorf("the terminal was sent %q", bad)
-				}
-			}
-		})
-	}
-}
-
 // TestOnEndAndStopping: Options.OnEnd hears of every set the terminal is done with, in
 // the order they ended, shown or queued; a form whose Run is stopped closes with a note.
 func TestOnEndAndStopping(t *testing.T) {
