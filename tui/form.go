@@ -137,12 +137,18 @@ func formKeyMap() *huh.KeyMap {
 	return km
 }
 
+// formField is a field of a set's form: its question's index, and its group.
+type formField struct {
+	question int
+	group    *huh.Group
+}
+
 // buildForm makes the huh form of a set: for each question a group with a select (or
 // multi-select) whose last option is Other, then a group with the Other text box,
 // shown only when Other is chosen. A single-select answer is thus an option or the
 // Other text, never both.
-func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int) {
-	fields := make(map[huh.Field]int)
+func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]formField) {
+	fields := make(map[huh.Field]formField)
 	var groups []*huh.Group
 	for i, q := range s.qs {
 		title := questionTitle(q)
@@ -171,8 +177,9 @@ func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int) {
 		} else {
 			f = huh.NewSelect[int]().Options(opts...).Value(&q.single)
 		}
-		fields[f] = i
-		groups = append(groups, huh.NewGroup(f).Title(title).Description(hint))
+		g := huh.NewGroup(f).Title(title).Description(hint)
+		fields[f] = formField{i, g}
+		groups = append(groups, g)
 
 		hint = "Type your own answer, instead of the options."
 		if q.MultiSelect {
@@ -184,9 +191,9 @@ func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int) {
 			}
 			return checkText(s, maxText)
 		})
-		fields[in] = i
-		groups = append(groups, huh.NewGroup(in).Title(title).Description(hint).
-			WithHideFunc(func() bool { return !q.wantsText() }))
+		g = huh.NewGroup(in).Title(title).Description(hint).WithHideFunc(func() bool { return !q.wantsText() })
+		fields[in] = formField{i, g}
+		groups = append(groups, g)
 	}
 	f := huh.NewForm(groups...).WithKeyMap(formKeyMap()).WithShowHelp(true)
 	return f, fields

@@ -88,6 +88,31 @@ func TestOtherText(t *testing.T) {
 	}
 }
 
+// TestLongQuestionShowsItsOptions: a question long enough to take several lines, and
+// a long header, leave every option in view, in each question of the set.
+func TestLongQuestionShowsItsOptions(t *testing.T) {
+	long := strings.Repeat("Which of these should we pick, given all that was said before? ", 8)
+	args := `{"questions":[{"question":"` + long + `","header":"Long","options":[
+		{"label":"First","description":"one"},{"label":"Second","description":"two"},
+		{"label":"Third","description":"three"},{"label":"Fourth","description":"four"}],"multiSelect":false},
+		{"question":"Short?","header":"Short","options":[{"label":"Yes","description":"y"},{"label":"No","description":"n"}],"multiSelect":true},
+		{"question":"And again: ` + long + `","header":"Long too","options":[
+		{"label":"Fifth","description":"5"},{"label":"Sixth","description":"6"}],"multiSelect":true}]}`
+	s := newServer(t, nil)
+	session := newSession()
+	tm := newTerm(t, s, session, nil)
+	ch := s.ask(session, "call_long", args)
+	tm.waitScreen("> First — one", "Second — two", "Third — three", "Fourth — four", "Other: type your own answer")
+	tm.press(keyEnter)
+	tm.waitScreen("> • Yes", "• No")
+	tm.press(keySpace, keyEnter)
+	tm.waitScreen("> • Fifth — 5", "• Sixth — 6", "• Other: type your own answer")
+	tm.press(keyEsc)
+	if r := s.result(ch); r.Outcome != askuser.Declined {
+		t.Fatalf("outcome %v, want declined", r.Outcome)
+	}
+}
+
 // TestChooseAllAndGoBack: ctrl+a chooses every option but not Other, and chooses none
 // when all are chosen; shift+tab leaves the Other box for the options, even with the
 // box blank and its error shown, and the options then take keys again; a blank Other

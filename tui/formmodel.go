@@ -16,7 +16,7 @@ type formModel struct {
 	frame
 	set      *set
 	form     *huh.Form
-	fields   map[huh.Field]int // each field's question
+	fields   map[huh.Field]formField
 	previews previews
 	reply    *askuser.ResultData // the person's reply, once closed with one
 }
@@ -45,11 +45,11 @@ func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		case "ctrl+a":
 			if f, ok := m.form.GetFocusedField().(*huh.MultiSelect[int]); ok {
-				return m, m.chooseAll(m.set.qs[m.fields[f]], f)
+				return m, m.chooseAll(m.set.qs[m.fields[f].question], f)
 			}
 		case "enter", "tab":
-			if i, ok := m.fields[m.form.GetFocusedField()]; ok {
-				q := m.set.qs[i]
+			if f, ok := m.fields[m.form.GetFocusedField()]; ok {
+				q := m.set.qs[f.question]
 				q.moving = true // checked as the form handles the key, in step
 				defer func() { q.moving = false }()
 			}
@@ -100,16 +100,17 @@ func (m *formModel) chooseAll(q *question, f *huh.MultiSelect[int]) tea.Cmd {
 }
 
 // resize fits the form to the terminal's width, and gives every group the height of
-// the tallest question, so that none is cut. huh's own sizing (from a WindowSizeMsg)
-// measures the groups before they are shown and can cut a later one short.
+// the tallest, its question (which may take several lines), hint, field and help
+// together, so that none is cut. huh's own sizing (from a WindowSizeMsg) measures the
+// groups before they are shown and can cut a later one short.
 func (m *formModel) resize() {
 	w, _ := m.columns()
 	m.form.WithWidth(w)
 	h := 0
-	for f := range m.fields {
-		h = max(h, lipgloss.Height(f.View()))
+	for f, ff := range m.fields {
+		h = max(h, lipgloss.Height(ff.group.Header())+lipgloss.Height(f.View())+lipgloss.Height(ff.group.Footer()))
 	}
-	m.form.WithHeight(h + 3) // a blank line and the help (or an error) below the field
+	m.form.WithHeight(h)
 }
 
 // hasPreviews reports whether any question of the set shows previews.
@@ -192,11 +193,11 @@ func (m *formModel) header() string {
 // when that question has previews.
 func (m *formModel) previewView() string {
 	f := m.form.GetFocusedField()
-	i, ok := m.fields[f]
+	ff, ok := m.fields[f]
 	if !ok {
 		return ""
 	}
-	q := m.set.qs[i]
+	q := m.set.qs[ff.question]
 	if !q.hasPreviews() {
 		return ""
 	}
