@@ -1,13 +1,10 @@
 package tui_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -86,31 +83,6 @@ func TestApprovalHostileTextIsCleaned(t *testing.T) {
 			checkOutput(t, tm.rawOutput(), mode.opts != nil)
 		})
 	}
-}
-
-// terminalEscapes are the sequences a model could write to act on a terminal, or to
-// make text read other than it is.
-var terminalEscapes = []string{
-	"\x1b]0;pwned\x07",   // retitle the window (OSC 0, ended by BEL)
-	"\x1b]2;pwned\x1b\\", // the same, ended by ST
-	"\x1b]8;;http://evil.example/\x1b\\Allow\x1b]8;;\x1b\\", // a hyperlink labelled Allow
-	"\x1b]52;c;ZXZpbA==\x07",                                // write the clipboard
-	"\x1b]4;1;rgb:00/00/00\x07",                             // change the palette
-	"\x1b]1337;File=inline=1:AAAA\x07",
-	"\x1b[2J\x1b[H",   // clear the screen, cursor home
-	"\x1b[?1049h",     // alternate screen
-	"\x1b[6n",         // cursor position report: the reply comes as input
-	"\x1b[21t",        // title report: the reply comes as input
-	"\x1b[8m hidden",  // concealed text
-	"\x1b[5m",         // blink
-	"\x1bP$q m\x1b\\", // DCS: request status
-	"\x1b_apc\x1b\\", "\x1b^pm\x1b\\", "\x1bXsos\x1b\\",
-	"\u009b2J", "\u009d0;pwned\u009c", // C1: CSI, OSC and ST in one character each
-	"\x1bc", // reset the terminal
-	"safe\rEVIL", "back\bspace", "shift\x0eout", "del\x7f",
-	"\u202egnp.exe", "\u2066isolate\u2069", "a\u200bb\u200dc\u2060d\ufeffe", "tag\U000E0041\U000E007F", "line\u2028sep",
-	"&#27;[2J", "&#x1b;]8;;http://evil.example/&#7;Allow&#x1b;]8;;&#7;", "&#x202e;rlo &ZeroWidthSpace;zw",
-	"[Allow](http://evil.example/approve)", // glamour would make it an OSC 8 hyperlink
 }
 
 // forbidden are sequences the program never writes itself, but a model's text would.
@@ -203,65 +175,6 @@ var (
 // titlePrefix starts the title the device sets (ownTitle).
 const titlePrefix = "\x1b]0;Waiting for you: "
 
-// sharedDir is the repository's shared test data: $ASKUSER_SHARED, or shared/ beside
-// the repository. It fails the test when the data is not there, and is "" when
-// ASKUSER_SHARED is "none": the test goes on without.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("ASKUSER_SHARED")
-	switch dir {
-	case "none":
-		t.Log("ASKUSER_SHARED=none: without the shared test data")
-		return ""
-	case "":
-		dir = filepath.Join("..", "..", "shared") // this package is one below the repository's root
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("the shared test data: %v (set ASKUSER_SHARED to its directory, or to none)", err)
-	}
-	return dir
-}
-
-// xssPayloads reads the public XSS payloads of the shared data (none when
-// ASKUSER_SHARED is "none"), each with "{{C}}" (an address to load from) made the
-// address of a server that counts its requests.
-func xssPayloads(t *testing.T) (payloads []string, requests *atomic.Int64) {
-	t.Helper()
-	requests = new(atomic.Int64)
-	dir := sharedDir(t)
-	if dir == "" {
-		return nil, requests
-	}
-	f, err := os.Open(filepath.Join(dir, "xss", "xss-payloads.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { requests.Add(1) }))
-	t.Cleanup(srv.Close)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var p struct{ P string }
-		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
-			t.Fatalf("%s: %v", sc.Text(), err)
-		}
-		payloads = append(payloads, strings.ReplaceAll(p.P, "{{C}}", srv.URL+"/"))
-	}
-	if err := sc.Err(); err != nil || len(payloads) == 0 {
-		t.Fatalf("no payloads read: %v", err)
-	}
-	return payloads, requests
-}
-
-// cut is s cut to at most n characters.
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n])
-}
-
 // cutBytes is s cut to at most n bytes of whole characters.
 func cutBytes(s string, n int) string {
 	for len(s) > n {
@@ -271,33 +184,45 @@ func cutBytes(s string, n int) string {
 	return s
 }
 
-// pack joins whole texts, each after its marker, into chunks of at most limit bytes;
-// a text too long for a chunk of its own is cut to fit.
-func pack(texts []string, limit int, marker string) []string {
+// pack joins texts, in order and whole, into chunks of at most limit bytes and, when
+// most > 0, at most most texts, each text after sep; a text too long for a chunk of
+// its own is cut to fit.
+func pack(texts []string, limit, most int, sep string) []string {
 	var chunks []string
 	var cur strings.Builder
-	for i, s := range texts {
-		part := fmt.Sprintf(marker, i) + s + " "
-		if cur.Len() > 0 && cur.Len()+len(part) > limit {
+	n := 0
+	for _, s := range texts {
+		part := sep + s
+		if cur.Len() > 0 && (cur.Len()+len(part) > limit || most > 0 && n == most) {
 			chunks = append(chunks, cur.String())
 			cur.Reset()
+			n = 0
 		}
 		cur.WriteString(cutBytes(part, limit-cur.Len()))
+		n++
 	}
 	return append(chunks, cur.String())
 }
 
-// TestHostileCorpus puts every payload of the shared XSS corpus and every sequence of
-// terminalEscapes into every field the terminal shows: each question, header (those
-// that fit its 12 characters), option label (cut to its 100), description and
-// preview; each tool name, tool description, argument key and value, preset reason and
-// reason given on another device. In both modes, every field is shown (the form
-// visits each option, so that each preview is drawn), and nothing but text reaches
-// the terminal (checkOutput); nothing is loaded from the payloads' addresses.
+// TestHostileCorpus puts the whole corpus (every sequence of terminalEscapes and every
+// payload of the shared XSS corpus) into every field the terminal shows: the
+// questions, headers (the texts that fit their 12 characters), option labels (in
+// labels of 100 characters; a longer text cut), descriptions and previews (four texts
+// a preview); the tool names (of 256 bytes), tool descriptions, argument keys and
+// values, preset reasons and reasons given on another device. In both modes, every
+// field is shown (the form visits each option with a preview), and nothing but text
+// reaches the terminal (checkOutput); nothing is loaded from the payloads' addresses.
+// TestCorpusFields puts each text alone through each field's rendering.
 func TestHostileCorpus(t *testing.T) {
-	corpus := append([]string(nil), terminalEscapes...)
-	xss, requests := xssPayloads(t)
-	corpus = append(corpus, xss...)
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { requests.Add(1) }))
+	t.Cleanup(func() {
+		srv.Close()
+		if n := requests.Load(); n != 0 {
+			t.Errorf("%d requests to the payloads' address", n)
+		}
+	})
+	corpus := tui.HostileCorpus(t, srv.URL+"/")
 
 	for _, mode := range []struct {
 		name          string
@@ -312,12 +237,12 @@ func TestHostileCorpus(t *testing.T) {
 			for n, set := range hostileSets(corpus) {
 				ch := s.ask(session, fmt.Sprintf("call_hostile_%d", n), set.args)
 				for qi, q := range set.questions {
-					tm.waitScreen(q.marker)
-					for oi, o := range q.options {
-						if mode.opts == nil && oi > 0 {
+					tm.waitScreen(append([]string{q.marker}, q.labels...)...)
+					for pi, p := range q.previews {
+						if mode.opts == nil && pi > 0 {
 							tm.send(keyDown) // the preview follows the cursor
 						}
-						tm.waitScreen(o.label, o.preview)
+						tm.waitScreen(p)
 					}
 					if qi < len(set.questions)-1 {
 						tm.press(mode.next)
@@ -328,18 +253,54 @@ func TestHostileCorpus(t *testing.T) {
 					t.Fatalf("set %d: outcome %v, want declined; %s", n, r.Outcome, r.Content)
 				}
 			}
-			for i, a := range hostileApprovals(corpus) {
-				ch := s.approve(session, fmt.Sprintf("call_hostile_tool_%d", i), a.tool, a.args)
+			// The approvals, a few queued ahead in their order, shown one after the other.
+			// The first are denied on another device, with the corpus as reasons.
+			reasons := pack(corpus, 990, 0, " ")
+			approvals := hostileApprovals(corpus)
+			decisions := make([]<-chan askuser.ApprovalResult, len(approvals))
+			asked := 0
+			ask := func(upTo int) {
+				for ; asked < min(upTo, len(approvals)); asked++ {
+					a := approvals[asked]
+					decisions[asked] = s.approve(session, fmt.Sprintf("call_hostile_tool_%d", asked), a.tool, a.args)
+					eventually(t, "the approval pending", func() bool {
+						for _, p := range s.d.PendingApprovals(askuser.ParseSessionID(session)) {
+							if p.RequestID == fmt.Sprintf("call_hostile_tool_%d", asked) {
+								return true
+							}
+						}
+						return false
+					})
+				}
+			}
+			other, err := tui.Dial(t.Context(), s.wsURL(session), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			for i, a := range approvals {
+				ask(i + 8)
 				tm.waitScreen(a.marker, a.lastKey)
-				if i < len(a.reasons) { // a reason given on another device
-					p := s.d.PendingApprovals(askuser.ParseSessionID(session))[0]
-					s.decideElsewhere(session, askuser.ApprovalResultData{RequestID: p.RequestID, Decision: askuser.DecisionDeny,
-						Reason: a.reasons[i], Digest: p.Digest})
-					tm.waitScreen("Denied on another device: " + a.reasons[i][:4])
+				if i < len(reasons) {
+					var p askuser.ApprovalData
+					for _, p = range s.d.PendingApprovals(askuser.ParseSessionID(session)) {
+						if p.RequestID == fmt.Sprintf("call_hostile_tool_%d", i) {
+							break
+						}
+					}
+					ev, err := askuser.NewEvent(askuser.EventApprovalResult, askuser.ParseSessionID(session), askuser.ApprovalResultData{
+						RequestID: p.RequestID, Decision: askuser.DecisionDeny, Reason: fmt.Sprintf("W%03d%s", i, reasons[i]), Digest: p.Digest})
+					if err == nil {
+						err = other.Send(t.Context(), ev)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					tm.waitScreen(fmt.Sprintf("Denied on another device: W%03d", i))
 				} else {
 					tm.press(mode.decline)
 				}
-				if r := s.decision(ch); r.Outcome != askuser.Denied {
+				if r := s.decision(decisions[i]); r.Outcome != askuser.Denied {
 					t.Fatalf("approval %d: outcome %v, want denied; %v", i, r.Outcome, r.Problems)
 				}
 			}
@@ -347,11 +308,11 @@ func TestHostileCorpus(t *testing.T) {
 
 			// Every text as a preset reason, on a host of its own: a form of a few hundred
 			// reasons takes a while to draw.
-			var reasons []string
+			var presets []string
 			for i, s := range corpus {
-				reasons = append(reasons, fmt.Sprintf("R%03d %s", i, s))
+				presets = append(presets, fmt.Sprintf("R%03d %s", i, s))
 			}
-			rs := newServer(t, &askuser.Options{Policy: &askuser.Policy{Reasons: reasons}})
+			rs := newServer(t, &askuser.Options{Policy: &askuser.Policy{Reasons: presets}})
 			rtm := newTermSized(t, rs, session, mode.opts, 120, 300)
 			ch := rs.approve(session, "call_hostile_reasons", "delete_branch", `{}`)
 			if mode.opts == nil {
@@ -361,7 +322,7 @@ func TestHostileCorpus(t *testing.T) {
 				rtm.waitScreen("Decision:")
 				rtm.press("2\r")
 			}
-			rtm.waitScreen(reasons[0][:5], reasons[len(reasons)-1][:5])
+			rtm.waitScreen(presets[0][:5], presets[len(presets)-1][:5])
 			rtm.press(mode.decline)
 			if r := rs.decision(ch); r.Outcome != askuser.Denied {
 				t.Fatalf("outcome %v, want denied", r.Outcome)
@@ -369,11 +330,6 @@ func TestHostileCorpus(t *testing.T) {
 			checkOutput(t, rtm.rawOutput(), mode.opts != nil)
 		})
 	}
-	t.Cleanup(func() {
-		if n := requests.Load(); n != 0 {
-			t.Errorf("%d requests to the payloads' address", n)
-		}
-	})
 }
 
 // hostileSet is a question set made of the corpus, and what shows each of its fields.
@@ -383,14 +339,16 @@ type hostileSet struct {
 }
 
 type hostileQuestion struct {
-	marker  string // at the start of the question
-	options []struct{ label, preview string }
+	marker   string   // at the start of the question
+	labels   []string // at the start of each option's label
+	previews []string // at the start of the previews of its first options
 }
 
-// hostileSets are question sets of four questions of four options, each option made of
-// one text of the corpus: its label (after "L" and its number), description and preview
-// (after "P" and the number, a paragraph of its own); each question of the texts of its
-// options; each header one of the texts that fit.
+// hostileSets are question sets of four questions of four options, made of the corpus
+// packed into labels (after "L" and a number), descriptions, previews (after "P" and a
+// number, a paragraph of its own) and questions (after "Q" and a number): the first
+// questions and options have them (descriptions, one a question), the others a short
+// text; each header is one of the texts that fit.
 func hostileSets(corpus []string) []hostileSet {
 	var headers []string
 	for _, s := range corpus {
@@ -398,10 +356,15 @@ func hostileSets(corpus []string) []hostileSet {
 			headers = append(headers, s)
 		}
 	}
+	labels := pack(corpus, 95, 0, " ")
+	descriptions := pack(corpus, 1000, 0, " ")
+	previews := pack(corpus, 20000, 4, "\n\n")
+	questions := pack(corpus, 990, 0, " ")
+
 	type option struct {
 		Label       string `json:"label"`
 		Description string `json:"description"`
-		Preview     string `json:"preview"`
+		Preview     string `json:"preview,omitempty"`
 	}
 	type question struct {
 		Question    string   `json:"question"`
@@ -412,31 +375,32 @@ func hostileSets(corpus []string) []hostileSet {
 	var sets []hostileSet
 	var qs []question
 	var hs []hostileQuestion
-	flush := func() {
-		b, _ := json.Marshal(map[string]any{"questions": qs})
-		sets = append(sets, hostileSet{args: string(b), questions: hs})
-		qs, hs = nil, nil
-	}
-	for k := 0; k < len(corpus); k += 4 {
+	options := max(len(labels), len(previews))
+	for k := 0; k < options; k += 4 {
 		n := len(qs) + 4*len(sets)
-		q := question{Header: headers[n%len(headers)]}
+		q := question{Question: fmt.Sprintf("Q%03d", n), Header: headers[n%len(headers)]}
+		if n < len(questions) {
+			q.Question += questions[n]
+		}
 		h := hostileQuestion{marker: fmt.Sprintf("Q%03d", n)}
-		var texts []string
-		for j := k; j < k+4 && j < len(corpus) || j < k+2; j++ { // at least two options
-			p := corpus[j%len(corpus)]
-			texts = append(texts, p)
-			label := fmt.Sprintf("L%03d ", j)
-			q.Options = append(q.Options, option{Label: cut(label+p, 100), Description: p, Preview: fmt.Sprintf("P%03d\n\n%s", j, p)})
-			h.options = append(h.options, struct{ label, preview string }{label, fmt.Sprintf("P%03d", j)})
+		for j := k; j < k+4 && j < options || j < k+2; j++ { // at least two options
+			o := option{Label: fmt.Sprintf("L%03d", j) + labels[j%len(labels)], Description: "d"}
+			if j%4 == 0 && j/4 < len(descriptions) { // one long text a question, for the form to fit
+				o.Description = descriptions[j/4]
+			}
+			h.labels = append(h.labels, fmt.Sprintf("L%03d", j))
+			if j < len(previews) {
+				o.Preview = fmt.Sprintf("P%03d", j) + previews[j]
+				h.previews = append(h.previews, fmt.Sprintf("P%03d", j))
+			}
+			q.Options = append(q.Options, o)
 		}
-		q.Question = cut(h.marker+" "+strings.Join(texts, " "), 1000)
 		qs, hs = append(qs, q), append(hs, h)
-		if len(qs) == 4 {
-			flush()
+		if len(qs) == 4 || k+4 >= options {
+			b, _ := json.Marshal(map[string]any{"questions": qs})
+			sets = append(sets, hostileSet{args: string(b), questions: hs})
+			qs, hs = nil, nil
 		}
-	}
-	if len(qs) > 0 {
-		flush()
 	}
 	return sets
 }
@@ -445,11 +409,9 @@ func hostileSets(corpus []string) []hostileSet {
 type hostileApproval struct {
 	tool, args, description string
 	marker, lastKey         string // at the start of the tool's name; in the last argument's key
-	reasons                 []string
 }
 
-// hostilePolicy describes each tool of hostileApprovals with the texts of its
-// arguments.
+// hostilePolicy describes each tool of hostileApprovals.
 func hostilePolicy(corpus []string) *askuser.Policy {
 	p := &askuser.Policy{}
 	for _, a := range hostileApprovals(corpus) {
@@ -458,29 +420,25 @@ func hostilePolicy(corpus []string) *askuser.Policy {
 	return p
 }
 
-// hostileApprovals are tool calls whose names hold the whole corpus between them (each
-// name at most 256 bytes), and whose arguments have each text of the corpus as a key
-// and as a value; with reasons of at most 1000 characters that hold it all too.
+// hostileApprovals are tool calls whose names (of at most 256 bytes) hold the corpus
+// between them, and whose arguments have each text of the corpus as a key and as a
+// value; each tool is described with the texts of its arguments.
 func hostileApprovals(corpus []string) []hostileApproval {
-	names := pack(corpus, 256, "N%03d ")
-	reasons := pack(corpus, 1000, "W%03d ")
+	names := pack(corpus, 250, 0, " ")
 	var out []hostileApproval
 	per := (len(corpus) + len(names) - 1) / len(names)
 	for i, name := range names {
-		tool := fmt.Sprintf("T%03d %s", i, cutBytes(name, 250))
+		a := hostileApproval{tool: fmt.Sprintf("T%03d", i) + name, marker: fmt.Sprintf("T%03d", i), description: "D"}
 		args := map[string]string{}
-		last := ""
-		var texts []string
 		for j := i * per; j < (i+1)*per && j < len(corpus); j++ {
-			last = fmt.Sprintf("K%03d", j)
-			args[last+" "+corpus[j]] = corpus[j]
-			texts = append(texts, corpus[j])
+			a.lastKey = fmt.Sprintf("K%03d", j)
+			args[a.lastKey+" "+corpus[j]] = corpus[j]
+			a.description += " " + corpus[j]
 		}
 		b, _ := json.Marshal(args)
-		a := hostileApproval{tool: tool, args: string(b), description: "D " + strings.Join(texts, " "),
-			marker: fmt.Sprintf("T%03d", i), lastKey: last, reasons: reasons}
-		if last == "" {
-			a.args, a.lastKey = `{}`, "{}"
+		a.args = string(b)
+		if a.lastKey == "" {
+			a.lastKey = "{}"
 		}
 		out = append(out, a)
 	}
