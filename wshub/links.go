@@ -109,7 +109,9 @@ func (h *Hub) answerPage(w http.ResponseWriter, r *http.Request) {
 		badLink(w)
 		return
 	}
-	p := page{Title: "Waiting for you"}
+	// No title of its own while the request waits: the panel puts "(1) Waiting for you"
+	// before the page's title.
+	var p page
 	rec, err := h.lookup(r.Context(), c)
 	switch {
 	case errors.Is(err, askuser.ErrNotPending):
@@ -119,6 +121,9 @@ func (h *Hub) answerPage(w http.ResponseWriter, r *http.Request) {
 		return
 	case rec.Outcome != 0:
 		p.Ended = endedText(rec)
+	}
+	if p.Ended != "" {
+		p.Title = "Ended"
 	}
 	render(w, "answer", p)
 }
@@ -275,7 +280,7 @@ func render(w http.ResponseWriter, name string, p page) {
 var pages = template.Must(template.New("").Parse(`
 {{define "head"}}<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}} · askuser</title>
+<title>{{with .Title}}{{.}} · {{end}}askuser</title><link rel="icon" href="../assets/icon.svg">
 <link rel="stylesheet" href="../assets/panel.css"><link rel="stylesheet" href="../assets/link.css"></head>{{end}}
 {{define "bad"}}{{template "head" .}}<body class="askuser-link"><main><h1>This link is not valid or has expired.</h1></main></body></html>{{end}}
 {{define "answer"}}{{template "head" .}}<body class="askuser-link">

@@ -32,9 +32,9 @@ var NOTIFY_KEY = "askuser.notify";
 
 /**
  * createAttention keeps the title and the notifications in step with the panel's
- * requests. opts: container (where the "Notify me" control goes, at its end), S
- * (the texts), send(obj), pending() (how many requests are pending), focus(requestId)
- * (brings a request into view). Returns {opened(), arrived(event), ended(requestId),
+ * requests. opts: container (where the "Notify me" control goes, at its end), notify
+ * (false: no such control, nor notifications), S (the texts), send(obj), pending() (how
+ * many requests are pending), focus(requestId) (brings a request into view). Returns {opened(), arrived(event), ended(requestId),
  * changed(), destroy()}.
  */
 function createAttention(opts) {
@@ -42,11 +42,11 @@ function createAttention(opts) {
   var S = opts.S;
   var baseTitle = doc.title;
   var shown = {}; // requestId -> Notification
-  var canNotify = typeof root.Notification === "function";
+  var canNotify = opts.notify !== false && typeof root.Notification === "function";
 
-  var bar = el("div", "askuser-attention");
+  var bar = el("div", "askuser-root askuser-attention");
   bar.setAttribute("data-testid", "attention");
-  var button = el("button", "askuser-button askuser-notify-me", S.notifyMe);
+  var button = el("button", "askuser-notify-me", S.notifyMe);
   button.type = "button";
   button.title = S.notifyMeHint;
   button.setAttribute("data-testid", "notify-me");
@@ -55,7 +55,9 @@ function createAttention(opts) {
   state.setAttribute("role", "status");
   bar.appendChild(button);
   bar.appendChild(state);
-  opts.container.appendChild(bar); // after the requests, when it is the panel's: a keyboard reaches them first
+  if (opts.notify !== false) {
+    opts.container.appendChild(bar); // after the requests, when it is the panel's: a keyboard reaches them first
+  }
 
   function permission() {
     return canNotify ? root.Notification.permission : "denied";

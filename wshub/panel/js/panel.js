@@ -169,9 +169,9 @@ function createPanel(options) {
     if (!set.complete()) {
       focusSet(entry);
       var hint = entry.view.hint;
-      hint.classList.remove("askuser-attention");
+      hint.classList.remove("askuser-flash");
       void hint.offsetWidth; // restart the animation
-      hint.classList.add("askuser-attention");
+      hint.classList.add("askuser-flash");
       say(hint.textContent);
       return;
     }
