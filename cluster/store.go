@@ -94,6 +94,7 @@ type Store struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
 	kv       jetstream.KeyValue
+	bucket   jetstream.Stream // the bucket's stream, for the watch's audit
 	opts     Options
 	stream   string // KV_<bucket>
 	subjects string // "$KV.<bucket>.": a key's subject is subjects+key
@@ -104,8 +105,9 @@ type Store struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the watch loop has returned
 	restart chan struct{} // buffer 1: start the watch again, from a fresh snapshot
+	recheck chan struct{} // buffer 1: audit the watch now (a new leader)
 	expiry  sync.WaitGroup
-	bg      sync.WaitGroup // watches being stopped
+	bg      sync.WaitGroup // watches being stopped, audits under way
 
 	// term ends when the bucket's stream elects a leader, and is then replaced: see
 	// retry. Guarded by lmu.
@@ -188,7 +190,8 @@ func NewStore(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error)
 	// Every replica does this as it starts, several at once maybe: creating the stream,
 	// or updating it to the same settings, changes nothing the second time.
 	err = s.retry(ctx, func(ctx context.Context) error {
-		_, err := js.CreateOrUpdateStream(ctx, s.streamConfig())
+		var err error
+		s.bucket, err = js.CreateOrUpdateStream(ctx, s.streamConfig())
 		return err
 	})
 	if err != nil {
@@ -209,6 +212,7 @@ func NewStore(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error)
 	s.sessions = make(map[askuser.SessionID]map[string]*mirrored)
 	s.watchers = make(map[*watcher]struct{})
 	s.restart = make(chan struct{}, 1)
+	s.recheck = make(chan struct{}, 1)
 	s.done = make(chan struct{})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	ready := make(chan struct{})
