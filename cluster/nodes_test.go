@@ -106,15 +106,18 @@ func unavailableAsk(res askuser.Result) bool {
 	return res.Outcome == askuser.Undelivered && errors.Is(res.Err, cluster.ErrUnavailable)
 }
 
-// summary is the least, the median and the greatest of ds.
-func summary(ds []time.Duration) string {
+// summary is the least, the median and the greatest of ds, one per run.
+func summary(ds []time.Duration) string { return summaryOf(ds, "runs") }
+
+// summaryOf is the least, the median and the greatest of ds, counted as what.
+func summaryOf(ds []time.Duration, what string) string {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	if len(s) == 0 {
 		return "none"
 	}
 	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond) }
-	return fmt.Sprintf("%d runs: min %v, median %v, max %v", len(s), r(s[0]), r(s[len(s)/2]), r(s[len(s)-1]))
+	return fmt.Sprintf("%d %s: min %v, median %v, max %v", len(s), what, r(s[0]), r(s[len(s)/2]), r(s[len(s)-1]))
 }
 
 // TestNodeCrashes runs the crash tests side by side: each waits mostly for Raft

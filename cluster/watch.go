@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/askuser-go/askuser"
@@ -34,14 +35,16 @@ func (s *Store) loop(ready chan struct{}) {
 	defer close(s.done)
 	status := s.nc.StatusChanged(nats.CONNECTED)
 	defer s.nc.RemoveStatusListener(status)
-	// A new leader of the bucket's stream: the requests in flight go to it at once. The
-	// watch goes on: its consumer is on a server that is alive, or its heartbeats stop.
-	// (Starting every replica's watch again here would place their new consumers while
-	// the dead server may still be counted among the living.)
+	// A new leader of the bucket's stream: the requests in flight go to it at once. A
+	// watch that runs goes on: its consumer is on a server that is alive, or its
+	// heartbeats stop (starting every replica's watch again here would place their new
+	// consumers while the dead server may still be counted among the living); it asks the
+	// leader about the questions it could not settle. A watch waiting to start again
+	// starts at once: quorum is back.
 	leader, err := s.nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+s.stream, func(*nats.Msg) {
 		s.log.Debug("cluster: the bucket's stream has a new leader")
 		s.elected()
-		signal(s.recheck) // questions the watch could not settle may be settled now
+		signal(s.newLeader)
 	})
 	if err == nil {
 		defer func() { _ = leader.Unsubscribe() }()
@@ -69,6 +72,9 @@ func (s *Store) loop(ready chan struct{}) {
 		s.log.Warn("cluster: watching the bucket; trying again", "err", err, "in", wait)
 		select {
 		case <-time.After(wait):
+		case <-s.newLeader:
+			wait, try, failed = 50*time.Millisecond, firstMake, 0
+			continue
 		case <-s.ctx.Done():
 			return
 		}
@@ -149,7 +155,7 @@ func (s *Store) watch(status chan nats.Status, ready chan struct{}, try time.Dur
 			a.seen = max(a.seen, e.rev)
 		case <-tick.C:
 			s.startAudit(a)
-		case <-s.recheck:
+		case <-s.newLeader:
 			if len(a.doubts) > 0 {
 				s.startAudit(a)
 			}
@@ -213,6 +219,9 @@ type feed struct {
 	cc       jetstream.ConsumeContext
 	initial  uint64 // how many messages the snapshot has
 	consumer string // the consumer's name
+	// starved, set by tests, drops the consumer's messages: a consumer that sends its
+	// heartbeats and nothing else.
+	starved atomic.Bool
 }
 
 // errNotStarted is a watch whose consumer could not be made.
@@ -225,6 +234,9 @@ var errNotStarted = errors.New("cluster: starting the watch")
 func (s *Store) startWatch(try time.Duration) (*feed, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, try)
 	defer cancel()
+	// A new leader: the loop makes it again at once (the try may be stuck on a server
+	// that was not known to be gone).
+	defer context.AfterFunc(s.leaderTerm(), cancel)()
 	cons, err := s.js.OrderedConsumer(ctx, s.stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{s.subjects + ">"},
 		DeliverPolicy:     jetstream.DeliverLastPerSubjectPolicy,
@@ -238,6 +250,9 @@ func (s *Store) startWatch(try time.Duration) (*feed, error) {
 	info := cons.CachedInfo()
 	f := &feed{entries: make(chan entry, 256), lost: make(chan error, 1), done: make(chan struct{}), initial: info.NumPending, consumer: info.Name}
 	deliver := func(m jetstream.Msg) {
+		if f.starved.Load() {
+			return
+		}
 		md, err := m.Metadata()
 		if err != nil {
 			f.fail(err)
@@ -255,7 +270,7 @@ func (s *Store) startWatch(try time.Duration) (*feed, error) {
 		return nil, fmt.Errorf("%w: %w", errNotStarted, err)
 	}
 	s.mu.Lock()
-	s.consumer = f.consumer
+	s.feed = f
 	s.mu.Unlock()
 	return f, nil
 }
