@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -248,11 +247,10 @@ func compiledSchema(raw []byte) (*jsonschema.Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
-	const url = "mem://askuser/tool.json"
 	var e schemaEntry
-	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
+	if err := c.AddResource(toolSchemaURL, bytes.NewReader(raw)); err != nil {
 		e.err = fmt.Errorf("not a JSON Schema: %w", err)
-	} else if e.s, err = c.Compile(url); err != nil {
+	} else if e.s, err = c.Compile(toolSchemaURL); err != nil {
 		e.err = fmt.Errorf("does not compile: %w", err)
 	}
 	cachedSchemas.Lock()
@@ -266,7 +264,8 @@ func compiledSchema(raw []byte) (*jsonschema.Schema, error) {
 }
 
 // schemaCheck validates edited arguments against the tool's schema, when there is one,
-// and returns the problems, each with where it is; none when they are valid.
+// and returns the problems, each with where it is, in the library's words (see
+// editproblems.go); none when they are valid.
 func schemaCheck(schema, arguments []byte) []string {
 	if len(schema) == 0 {
 		return nil
@@ -287,20 +286,7 @@ func schemaCheck(schema, arguments []byte) []string {
 	if !errors.As(err, &ve) {
 		return []string{"arguments: " + err.Error()}
 	}
-	var out []string
-	var walk func(*jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		out = append(out, displayPath(splitPointer(e.InstanceLocation))+": "+e.Message)
-	}
-	walk(ve)
-	sort.Strings(out)
-	out = slices.Compact(out)
+	out := sortProblems(editProblems(ve, schema, tree))
 	if len(out) > maxReportedProblems {
 		out = append(out[:maxReportedProblems], moreProblems("arguments", len(out)-maxReportedProblems))
 	}

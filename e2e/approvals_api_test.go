@@ -90,13 +90,13 @@ func TestApprovalPanelAPI(t *testing.T) {
 		"always":             `{"type":"tool_approval_result","sessionId":7,"data":{"requestId":"a3","decision":"always","digest":"d-a3"}}`,
 		"ownAlways":          "(none)",
 		"lostAfter":          "Always allowed on another device: every call.Another device decided first; your decision was not used.Dismiss",
-		"note timed_out":     "Timed out: the tool did not run.Dismiss",
-		"note cancelled":     "Cancelled: the tool did not run.Dismiss",
-		"note shutdown":      "The approval service shut down: the tool did not run.Dismiss",
-		"note undelivered":   "The approval could not be delivered: the tool did not run.Dismiss",
-		"note disconnected":  "No device was connected: the tool did not run.Dismiss",
+		"note timed_out":     "Timed out: delete_branch did not run.Dismiss",
+		"note cancelled":     "Cancelled: delete_branch did not run.Dismiss",
+		"note shutdown":      "The approval service shut down: delete_branch did not run.Dismiss",
+		"note undelivered":   "The approval could not be delivered: delete_branch did not run.Dismiss",
+		"note disconnected":  "No device was connected: delete_branch did not run.Dismiss",
 		"note edited":        `Edited on another device; the tool runs with {"name":"z","n":1}.Dismiss`,
-		"note something-new": "This approval has ended.Dismiss",
+		"note something-new": "The approval of delete_branch has ended.Dismiss",
 		"note denied":        "Denied on another device.Dismiss",
 		"notes":              "3",
 		"deny":               `{"type":"tool_approval_result","sessionId":7,"data":{"requestId":"bad","decision":"deny","reason":"spaced","digest":"d-bad"}}`,
@@ -106,6 +106,23 @@ func TestApprovalPanelAPI(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s: %q\nwant   %q", k, got[k], v)
 		}
+	}
+	// A host's own text of an ending, given as a plain text, is shown as it is.
+	overridden := eval[string](tb, `(() => {
+		const box = document.createElement("div");
+		document.body.appendChild(box);
+		const panel = AskUser.createPanel({container: box, autoFocus: false, drafts: false, lang: "en", send: () => true,
+			strings: {approvalResolved: {cancelled: "Abgebrochen."}}});
+		panel.handle(AskUser.parse(JSON.stringify({type: "tool_approval", sessionId: 7, data: {requestId: "o1", tool: "delete_branch",
+			arguments: {}, decisions: ["approve", "deny"], digest: "d"}})));
+		panel.handle(AskUser.parse(JSON.stringify({type: "tool_approval_resolved", sessionId: 7, data: {requestId: "o1", outcome: "cancelled"}})));
+		const text = box.querySelector('[data-testid="approval-ended"] [data-testid="ended-text"]').textContent;
+		panel.destroy();
+		box.remove();
+		return text;
+	})()`)
+	if overridden != "Abgebrochen." {
+		t.Errorf("the host's text of a cancelled approval: %q", overridden)
 	}
 }
 

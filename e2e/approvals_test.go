@@ -170,6 +170,30 @@ func TestApprovalBelowAPendingQuestion(t *testing.T) {
 	}
 }
 
+// TestUnknownToolRunsNothing: a call of a tool the demo does not have is asked about;
+// approved, nothing runs, and the model's result, the agent and the tool card all say so
+// (none says that the tool ran, or failed).
+func TestUnknownToolRunsNothing(t *testing.T) {
+	tb := newTab(t)
+	tb.open(env.main, newSession())
+	tb.say(`/tool send_email {"to":"a@example.com"}`)
+	id := tb.newestApproval("")
+	tb.do("approving", chromedp.Click(asel(id, `[data-testid="approve"]`)))
+	if got := tb.toolResult(id); got != `{"error":"the demo has no tool named send_email; nothing ran"}` {
+		t.Fatalf("tool result = %s", got)
+	}
+	if s := tb.toolSummary(id); s != "Allowed, but there is no such tool: nothing ran" {
+		t.Errorf("the tool card says %q", s)
+	}
+	said := waitFor[string](tb, "the agent's reading", `(() => {
+		const m = window.demo.events.filter(e => e.type === "agent_message" && e.data.text.includes("send_email"));
+		return m.length ? m[m.length - 1].data.text : false;
+	})()`)
+	if said != "You allowed send_email, but the demo has no tool of that name, so nothing ran; I will not try it again." {
+		t.Errorf("the agent says %q", said)
+	}
+}
+
 // TestDenyWithATypedReason: Deny opens a reason box with the focus in it; Enter sends
 // the denial with the reason, and the model reads it.
 func TestDenyWithATypedReason(t *testing.T) {
@@ -266,8 +290,8 @@ func TestEditShowsProblemsInline(t *testing.T) {
 		data: {requestId: `+js(id)+`, decision: "edit", arguments: {name: "", extra: 1}}})`))
 	server := waitFor[[]string](tb, "the server's problems", `(() => { const s = `+cardJS(id)+`.querySelector('[data-testid="edit-server-problems"]');
 		return !s.hidden && [...s.querySelectorAll("li")].map(li => li.textContent); })()`)
-	if len(server) == 0 || !strings.Contains(strings.Join(server, " "), "name") {
-		t.Errorf("the server's problems: %q", server)
+	if want := []string{"extra: is not a field of this tool (it takes name)", "name: must not be empty"}; mustJSON(server) != mustJSON(want) {
+		t.Errorf("the server's problems: %q, want %q (in the panel's words)", server, want)
 	}
 	if n := eval[int](tb, `window.demo.events.filter(e => e.type === "tool_result").length`); n != 0 {
 		t.Fatal("a refused edit ended the approval")
@@ -381,7 +405,7 @@ func TestApprovalCountdown(t *testing.T) {
 	if got := tb.toolResult(id); got != approvalTimeout {
 		t.Fatalf("tool result = %s", got)
 	}
-	if n := tb.approvalNote(id, "Timed out: the tool did not run."); n.Outcome != "timed_out" {
+	if n := tb.approvalNote(id, "Timed out: delete_branch did not run."); n.Outcome != "timed_out" {
 		t.Errorf("note = %+v", n)
 	}
 	waitFor[bool](tb, "the agent's reaction", `[...document.querySelectorAll("#transcript .agent .text")].some(e => e.textContent.includes("No decision in time"))`)

@@ -29,8 +29,8 @@ const (
 	DefaultMaxMessagesPerSecond = 50
 )
 
-// Options configure a [Hub]. Authorize is required; the zero value of every other field
-// means its default.
+// Options configure a [Hub]. Exactly one of Authorize and Authenticate is required; the
+// zero value of every other field means its default.
 type Options struct {
 	// Authorize decides which sessions the connecting request may act for: it returns at
 	// least one session, or an error. On an error or an empty list the upgrade is refused
@@ -83,8 +83,8 @@ type Options struct {
 
 	// OriginPatterns are the other origins whose pages may connect, as in
 	// [websocket.AcceptOptions]; the request's own host is always allowed. The origin is
-	// checked before [Options.Authorize] runs, so that a page of another site never makes
-	// the host run its authentication with the person's cookies.
+	// checked before [Options.Authorize] (or Authenticate) runs, so that a page of another
+	// site never makes the host run its authentication with the person's cookies.
 	OriginPatterns []string
 
 	// OnEvent, when set, receives every well-formed inbound event whose type is neither
@@ -142,7 +142,8 @@ type Access struct {
 }
 
 // Hub is a WebSocket [askuser.Transport] and [askuser.Presence]. It is an http.Handler:
-// each request it serves becomes one [Conn] of the sessions [Options.Authorize] grants.
+// each request it serves becomes one [Conn] of the sessions [Options.Authorize] (or
+// [Options.Authenticate]) grants.
 // All methods may be called concurrently.
 type Hub struct {
 	opts   Options
@@ -205,8 +206,9 @@ func (h *Hub) Bind(in askuser.Inbound) {
 }
 
 // ServeHTTP is the WebSocket endpoint. It authorizes the request with
-// [Options.Authorize] (403 when refused), upgrades it, and serves the connection until it
-// ends; it returns only then. It answers 503 before [Hub.Bind] and after [Hub.Close].
+// [Options.Authorize] or [Options.Authenticate] (403 when refused), upgrades it, and
+// serves the connection until it ends; it returns only then. It answers 503 before
+// [Hub.Bind] and after [Hub.Close].
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serveConn(w, r, h.authorize, "")
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // A page with the panel; your app's page would load the same two files.
-const page = `<!doctype html><meta charset="utf-8">
+const page = `<!doctype html><meta charset="utf-8"><link rel="icon" href="/askuser/icon.svg">
 <link rel="stylesheet" href="/askuser/panel.css"><script src="/askuser/panel.js"></script>
 <div id="questions"></div>
 <script>AskUser.connect({url: "/ws", container: document.getElementById("questions")});</script>`

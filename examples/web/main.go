@@ -9,8 +9,9 @@
 //
 // With -notify-webhook, a request that waits unseen for -notify-after is posted there,
 // signed, with its answer link (and an approval's action links), each logged to stderr
-// (docs/NOTIFY.md). The metrics are served at /metrics, in Prometheus's text format
-// (docs/OBSERVABILITY.md).
+// (docs/NOTIFY.md). It serves no metrics, so that its module needs nothing but askuser
+// and starts in seconds from a fresh clone; examples/cluster serves the same demo with its
+// metrics at /metrics (docs/OBSERVABILITY.md).
 //
 // It prints "listening on http://HOST:PORT/" once it accepts connections. The page
 // explains its commands (/help). It lets anyone act for any session named in the URL:
@@ -33,7 +34,6 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/examples/internal/demo"
-	"github.com/askuser-go/askuser/examples/internal/metrics"
 )
 
 // The page: index.html here, the script and styles shared with the other demos.
@@ -64,11 +64,7 @@ func run(addr string, timeout time.Duration, csp, verbose bool, nf *demo.NotifyF
 	if err != nil {
 		return err
 	}
-	obs, metricsHandler, err := metrics.New()
-	if err != nil {
-		return err
-	}
-	opts := &demo.Options{Page: demo.PageWith(page), Timeout: timeout, NoCSP: !csp, Logger: logger, Observer: obs, Metrics: metricsHandler}
+	opts := &demo.Options{Page: demo.PageWith(page), Timeout: timeout, NoCSP: !csp, Logger: logger}
 	if err := nf.Apply(opts, ln.Addr().String(), os.Stderr); err != nil {
 		return err
 	}

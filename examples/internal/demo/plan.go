@@ -55,7 +55,7 @@ func ToolPolicy() *askuser.Policy { return toolPolicy() }
 // agent's reading of it: what it says, a note for its summary, and whether the run goes
 // on.
 func CallTool(id, name string, r askuser.ApprovalResult) (data map[string]any, say, note string, goOn bool) {
-	content, failed := r.Content(""), false
+	content, failed, missing := r.Content(""), false, !hasTool(name)
 	if r.Allowed() {
 		var out string
 		out, failed = runTool(name, r.Arguments)
@@ -66,7 +66,10 @@ func CallTool(id, name string, r askuser.ApprovalResult) (data map[string]any, s
 		"content":   content,
 		"outcome":   r.Outcome.String(),
 		"isError":   r.IsError() || failed,
-		"summary":   toolSummary(r, failed),
+		"summary":   toolSummary(r, failed, missing),
+	}
+	if missing && r.Allowed() {
+		data["noSuchTool"] = true
 	}
 	if r.Rule != "" {
 		data["rule"] = r.Rule
@@ -74,7 +77,7 @@ func CallTool(id, name string, r askuser.ApprovalResult) (data map[string]any, s
 	if r.Grant != nil && r.Decision.Decision == "" {
 		data["grant"] = r.Grant.Covers
 	}
-	say, note, goOn = toolReaction(name, r, failed)
+	say, note, goOn = toolReaction(name, r, failed, missing)
 	return data, say, note, goOn
 }
 

@@ -32,23 +32,22 @@ const (
 	cmdHelp     = "/help"
 )
 
-const helpText = `Send any message to start the tour: four questions, asked the way a model would ask them, then
-a look at the repository and a branch to delete, which waits for your approval.
+// helpText is what /help answers. The page shows it in a proportional font, so nothing in
+// it is aligned with spaces: each command begins its own line.
+const helpText = `Send any message to start the tour: four questions, asked the way a model would ask them, then a look at the repository and a branch to delete, which waits for your approval.
+
 Commands:
-  /single    only the single-select question
-  /multi     only the multi-select question
-  /preview   only the question with previews
-  /several   only the set of several questions in one call
-  /ask JSON  call ask_user_questions with exactly these arguments, e.g.
-             /ask {"questions":[{"question":"Tea or coffee?","header":"Drink","multiSelect":false,"options":[{"label":"Tea","description":"Hot leaves"},{"label":"Coffee","description":"Hot beans"}]}]}
-  /tool NAME JSON
-             call the host tool NAME with exactly these arguments, through the policy:
-             list_files runs without asking, delete_branch waits for your approval,
-             drop_database is never allowed, and any other name is asked about. E.g.
-             /tool delete_branch {"name":"feature/old-login"}
-  /parallel  the single-select question and a call of delete_branch at once, as a model's
-             parallel tool calls: the question above, the approval below it
-  /help      this text
+/single: only the single-select question.
+/multi: only the multi-select question.
+/preview: only the question with previews.
+/several: only the set of several questions in one call.
+/ask JSON: call ask_user_questions with exactly these arguments, e.g.
+/ask {"questions":[{"question":"Tea or coffee?","header":"Drink","multiSelect":false,"options":[{"label":"Tea","description":"Hot leaves"},{"label":"Coffee","description":"Hot beans"}]}]}
+/tool NAME JSON: call the host tool NAME with exactly these arguments, through the policy: list_files runs without asking, delete_branch waits for your approval, drop_database is never allowed, and any other name is asked about, e.g.
+/tool delete_branch {"name":"feature/old-login"}
+/parallel: the single-select question and a call of delete_branch at once, as a model's parallel tool calls: the question above, the approval below it.
+/help: this text.
+
 Messages sent while the agent waits for an answer are queued and read after the run. Cancel stops the run.`
 
 var (

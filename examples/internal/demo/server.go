@@ -41,7 +41,8 @@ const (
 	// EventToolResult is its result: data {"requestId", "content", "outcome", "isError",
 	// "summary", "seq"}, where content is exactly what the model reads. A host tool's
 	// also has "rule", the rule that decided without asking, and "grant", what the grant
-	// that let it run without asking covers, when there was one.
+	// that let it run without asking covers, when there was one, and "noSuchTool" when it
+	// was allowed but the demo has no tool of that name (so nothing ran).
 	EventToolResult = "tool_result"
 	// EventStatus is the agent's state: data {"state": "idle"|"running"|"waiting",
 	// "queued", "seq"}.
@@ -84,9 +85,6 @@ type Options struct {
 	// Observer is told of the dispatcher's and the hub's calls, requests and devices
 	// (package askotel has one). Default: none.
 	Observer askuser.Observer
-	// Metrics, when set, is served at /metrics (an OpenTelemetry Prometheus exporter's
-	// handler, say).
-	Metrics http.Handler
 }
 
 // ContentSecurityPolicy is the policy the demo page is served with: scripts, styles and
@@ -165,9 +163,6 @@ func New(opts *Options) (*Server, error) {
 		links := http.StripPrefix("/askuser/links", s.hub.LinkHandler())
 		s.mux.Handle("GET /askuser/links/", links)
 		s.mux.Handle("POST /askuser/links/", links)
-	}
-	if o.Metrics != nil {
-		s.mux.Handle("GET /metrics", o.Metrics)
 	}
 	s.mux.HandleFunc("GET /{$}", s.serveIndex)
 	s.mux.Handle("GET /", http.FileServerFS(o.Page))

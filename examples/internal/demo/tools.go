@@ -11,7 +11,8 @@ import (
 
 // The host's own tools of the demo, gated by a policy: list_files runs without asking,
 // delete_branch waits for the person's approval, drop_database is never allowed. A tool
-// the demo does not have is asked about (the policy's default), and fails if approved.
+// the demo does not have is asked about (the policy's default); allowed, nothing runs,
+// and the result, the agent and the page all say so.
 
 // Names of the demo's host tools.
 const (
@@ -42,8 +43,17 @@ func toolPolicy() *askuser.Policy {
 	}
 }
 
+// hasTool reports whether the demo has a tool of that name to run.
+func hasTool(name string) bool {
+	switch name {
+	case toolListFiles, toolDeleteBranch, toolDropDatabase:
+		return true
+	}
+	return false
+}
+
 // runTool runs a host tool with the arguments the gate let it run with, and returns its
-// result and whether it failed.
+// result and whether it failed (a tool it does not have fails: see hasTool).
 func runTool(name string, arguments json.RawMessage) (string, bool) {
 	switch name {
 	case toolListFiles:
@@ -76,8 +86,15 @@ func compactJSON(v any) string {
 
 // toolReaction is the agent's reading of how a host tool call went: what it says, a note
 // for its summary when the person was asked, and whether the run goes on. failed is
-// whether the tool, having run, failed.
-func toolReaction(name string, r askuser.ApprovalResult, failed bool) (say, note string, goOn bool) {
+// whether the tool, having run, failed; missing, that there was no tool to run.
+func toolReaction(name string, r askuser.ApprovalResult, failed, missing bool) (say, note string, goOn bool) {
+	if missing && r.Allowed() {
+		say = fmt.Sprintf("You allowed %s, but the demo has no tool of that name, so nothing ran; I will not try it again.", name)
+		if r.Decision.Decision != "" {
+			note = name + " → allowed, but there is no such tool; nothing ran"
+		}
+		return say, note, true
+	}
 	switch r.Outcome {
 	case askuser.Approved:
 		switch {
@@ -123,7 +140,10 @@ func toolReaction(name string, r askuser.ApprovalResult, failed bool) (say, note
 
 // toolSummary is the one-line summary of a host tool call's result, in English, as the
 // tool_result event carries it beside the questions' (the page words its own).
-func toolSummary(r askuser.ApprovalResult, failed bool) string {
+func toolSummary(r askuser.ApprovalResult, failed, missing bool) string {
+	if missing && r.Allowed() {
+		return "Allowed, but there is no such tool: nothing ran"
+	}
 	switch r.Outcome {
 	case askuser.Approved:
 		switch {

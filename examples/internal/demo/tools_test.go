@@ -195,7 +195,7 @@ func TestHostToolsThroughThePolicy(t *testing.T) {
 	}
 
 	// Arguments that are not JSON: asked about as text, to deny or edit; an unknown tool,
-	// approved, fails.
+	// approved, runs nothing, and the result, the summary and the agent all say so.
 	say("/tool delete_branch {bad json")
 	if call := r.toolCall(t); call["arguments"] != "{bad json" {
 		t.Fatalf("tool_call arguments = %#v", call["arguments"])
@@ -209,9 +209,11 @@ func TestHostToolsThroughThePolicy(t *testing.T) {
 	say(`/tool send_email {"to":"a@example.com"}`)
 	a = r.approval(t)
 	r.decide(t, askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionApprove})
-	if res := r.result(t); res["content"] != `{"error":"the demo has no tool named send_email; nothing ran"}` || res["isError"] != true {
+	if res := r.result(t); res["content"] != `{"error":"the demo has no tool named send_email; nothing ran"}` || res["isError"] != true ||
+		res["noSuchTool"] != true || res["summary"] != "Allowed, but there is no such tool: nothing ran" {
 		t.Fatalf("unknown tool = %v", res)
 	}
+	r.nextSaying(t, "You allowed send_email, but the demo has no tool of that name, so nothing ran")
 }
 
 func TestHostToolTimesOut(t *testing.T) {

@@ -112,9 +112,9 @@ function createApprovals(parent, next, ctx) {
       // An edit that is not valid: to the editor, which says what is wrong.
       entry.view.focusControl("edit-form");
       var fix = entry.view.edit.fix;
-      fix.classList.remove("askuser-attention");
+      fix.classList.remove("askuser-flash");
       void fix.offsetWidth; // restart the animation
-      fix.classList.add("askuser-attention");
+      fix.classList.add("askuser-flash");
       var c = a.checkEdit(S);
       ctx.say(c.syntax || c.problems[0] || S.editFix);
       return;
@@ -206,12 +206,16 @@ function createApprovals(parent, next, ctx) {
     countdown.tick();
     ctx.say(S.approvalAsked(clean(a.tool)));
     if (focus) {
-      entry.view.focus();
+      afterPaint(function () {
+        if (cards.get(a.requestId) === entry && !a.gone && !a.sending && shouldFocus()) {
+          entry.view.focus();
+        }
+      });
     }
   }
 
-  // noteText says how an approval ended on another device, or otherwise.
-  function noteText(outcome, data) {
+  // noteText says how approval a ended on another device, or otherwise.
+  function noteText(a, outcome, data) {
     switch (outcome) {
       case "approved":
         return data.grant ? S.alwaysElsewhere(clean(data.grant)) : S.approvedElsewhere;
@@ -223,7 +227,8 @@ function createApprovals(parent, next, ctx) {
       case "denied":
         return S.deniedElsewhere(clean(str(data.reason)));
     }
-    return S.approvalResolved[outcome] || S.approvalEnded;
+    var text = S.approvalResolved[outcome] || S.approvalEnded;
+    return typeof text === "function" ? text(clean(a.tool)) : text;
   }
 
   function showNote(record, before, text, late) {
@@ -300,7 +305,7 @@ function createApprovals(parent, next, ctx) {
         record.own = true;
         ctx.say(S.approvalDone[a.sending]);
       } else {
-        note = showNote(record, node, noteText(outcome, data), !!a.sending || a.gone && !!a.sent);
+        note = showNote(record, node, noteText(a, outcome, data), !!a.sending || a.gone && !!a.sent);
       }
     }
     if (node.parentNode) {
@@ -326,7 +331,7 @@ function createApprovals(parent, next, ctx) {
       if (record && record.own && data.code === "not_pending") {
         // The decision taken for this device's was another's: its came second.
         record.own = false;
-        showNote(record, null, noteText(record.outcome, record.data), true);
+        showNote(record, null, noteText(record.a, record.outcome, record.data), true);
       }
       return !!record;
     }

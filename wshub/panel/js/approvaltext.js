@@ -80,13 +80,13 @@
     alwaysElsewhere: function (grant) { return "Always allowed on another device: " + grant + "."; },
     editedElsewhere: function (args) { return "Edited on another device; the tool runs with " + args + "."; },
     deniedElsewhere: function (reason) { return reason ? "Denied on another device: " + reason : "Denied on another device."; },
-    approvalEnded: "This approval has ended.",
+    approvalEnded: function (tool) { return "The approval of " + tool + " has ended."; },
     approvalResolved: {
-      timed_out: "Timed out: the tool did not run.",
-      cancelled: "Cancelled: the tool did not run.",
-      shutdown: "The approval service shut down: the tool did not run.",
-      undelivered: "The approval could not be delivered: the tool did not run.",
-      disconnected: "No device was connected: the tool did not run."
+      timed_out: function (tool) { return "Timed out: " + tool + " did not run."; },
+      cancelled: function (tool) { return "Cancelled: " + tool + " did not run."; },
+      shutdown: function (tool) { return "The approval service shut down: " + tool + " did not run."; },
+      undelivered: function (tool) { return "The approval could not be delivered: " + tool + " did not run."; },
+      disconnected: function (tool) { return "No device was connected: " + tool + " did not run."; }
     },
     jsonProblem: function (code, found) {
       switch (code) {
@@ -183,13 +183,13 @@
     alwaysElsewhere: function (grant) { return "\u5df2\u5728\u5176\u4ed6\u8bbe\u5907\u4e0a\u603b\u662f\u5141\u8bb8\uff1a" + grant + "\u3002"; },
     editedElsewhere: function (args) { return "\u5df2\u5728\u5176\u4ed6\u8bbe\u5907\u4e0a\u4fee\u6539\uff0c\u5de5\u5177\u5c06\u7528 " + args + " \u8fd0\u884c\u3002"; },
     deniedElsewhere: function (reason) { return reason ? "\u5df2\u5728\u5176\u4ed6\u8bbe\u5907\u4e0a\u62d2\u7edd\uff1a" + reason : "\u5df2\u5728\u5176\u4ed6\u8bbe\u5907\u4e0a\u62d2\u7edd\u3002"; },
-    approvalEnded: "\u8fd9\u4e2a\u6279\u51c6\u8bf7\u6c42\u5df2\u7ecf\u7ed3\u675f\u3002",
+    approvalEnded: function (tool) { return tool + " \u7684\u6279\u51c6\u8bf7\u6c42\u5df2\u7ecf\u7ed3\u675f\u3002"; },
     approvalResolved: {
-      timed_out: "\u5df2\u8d85\u65f6\uff1a\u5de5\u5177\u6ca1\u6709\u8fd0\u884c\u3002",
-      cancelled: "\u5df2\u53d6\u6d88\uff1a\u5de5\u5177\u6ca1\u6709\u8fd0\u884c\u3002",
-      shutdown: "\u6279\u51c6\u670d\u52a1\u5df2\u5173\u95ed\uff1a\u5de5\u5177\u6ca1\u6709\u8fd0\u884c\u3002",
-      undelivered: "\u6279\u51c6\u8bf7\u6c42\u672a\u80fd\u9001\u8fbe\uff1a\u5de5\u5177\u6ca1\u6709\u8fd0\u884c\u3002",
-      disconnected: "\u6ca1\u6709\u8bbe\u5907\u5728\u7ebf\uff1a\u5de5\u5177\u6ca1\u6709\u8fd0\u884c\u3002"
+      timed_out: function (tool) { return "\u5df2\u8d85\u65f6\uff1a" + tool + " \u6ca1\u6709\u8fd0\u884c\u3002"; },
+      cancelled: function (tool) { return "\u5df2\u53d6\u6d88\uff1a" + tool + " \u6ca1\u6709\u8fd0\u884c\u3002"; },
+      shutdown: function (tool) { return "\u6279\u51c6\u670d\u52a1\u5df2\u5173\u95ed\uff1a" + tool + " \u6ca1\u6709\u8fd0\u884c\u3002"; },
+      undelivered: function (tool) { return "\u6279\u51c6\u8bf7\u6c42\u672a\u80fd\u9001\u8fbe\uff1a" + tool + " \u6ca1\u6709\u8fd0\u884c\u3002"; },
+      disconnected: function (tool) { return "\u6ca1\u6709\u8bbe\u5907\u5728\u7ebf\uff1a" + tool + " \u6ca1\u6709\u8fd0\u884c\u3002"; }
     },
     jsonProblem: function (code, found) {
       switch (code) {

@@ -32,9 +32,9 @@ var NOTIFY_KEY = "askuser.notify";
 
 /**
  * createAttention keeps the title and the notifications in step with the panel's
- * requests. opts: container (where the "Notify me" control goes, at its end), S
- * (the texts), send(obj), pending() (how many requests are pending), focus(requestId)
- * (brings a request into view). Returns {opened(), arrived(event), ended(requestId),
+ * requests. opts: container (where the "Notify me" control goes, at its end), notify
+ * (false: no such control, nor notifications), S (the texts), send(obj), pending() (how
+ * many requests are pending), focus(requestId) (brings a request into view). Returns {opened(), arrived(event), ended(requestId),
  * changed(), destroy()}.
  */
 function createAttention(opts) {
@@ -42,11 +42,11 @@ function createAttention(opts) {
   var S = opts.S;
   var baseTitle = doc.title;
   var shown = {}; // requestId -> Notification
-  var canNotify = typeof root.Notification === "function";
+  var canNotify = opts.notify !== false && typeof root.Notification === "function";
 
-  var bar = el("div", "askuser-attention");
+  var bar = el("div", "askuser-root askuser-attention");
   bar.setAttribute("data-testid", "attention");
-  var button = el("button", "askuser-button askuser-notify-me", S.notifyMe);
+  var button = el("button", "askuser-notify-me", S.notifyMe);
   button.type = "button";
   button.title = S.notifyMeHint;
   button.setAttribute("data-testid", "notify-me");
@@ -55,7 +55,9 @@ function createAttention(opts) {
   state.setAttribute("role", "status");
   bar.appendChild(button);
   bar.appendChild(state);
-  opts.container.appendChild(bar); // after the requests, when it is the panel's: a keyboard reaches them first
+  if (opts.notify !== false) {
+    opts.container.appendChild(bar); // after the requests, when it is the panel's: a keyboard reaches them first
+  }
 
   function permission() {
     return canNotify ? root.Notification.permission : "denied";
@@ -114,13 +116,31 @@ function createAttention(opts) {
   root.addEventListener("pagehide", onPageHide);
   root.addEventListener("pageshow", onPageShow);
 
-  function changed() {
+  // changed puts the count in the title; later, after the next paint: a title set costs
+  // the page a millisecond or more, which a new request's first paint need not wait for.
+  var titleDue = false;
+  var destroyed = false;
+  function setTitle() {
     var n = opts.pending();
-    doc.title = n > 0 ? S.waitingTitle(n) + (baseTitle ? " \u00b7 " + baseTitle : "") : baseTitle;
+    var title = n > 0 ? S.waitingTitle(n) + (baseTitle ? " \u00b7 " + baseTitle : "") : baseTitle;
+    if (!destroyed && doc.title !== title) {
+      doc.title = title;
+    }
+  }
+  function changed(later) {
+    if (!later) {
+      setTitle();
+    } else if (!titleDue) {
+      titleDue = true;
+      afterPaint(function () {
+        titleDue = false;
+        setTitle();
+      });
+    }
   }
 
   function arrived(ev) {
-    changed();
+    changed(true);
     var d = ev.data || {};
     var id = str(d.requestId);
     if (!id || shown[id] || !hidden() || permission() !== "granted" || remembered() !== "granted") {
@@ -174,6 +194,7 @@ function createAttention(opts) {
         }
       }
       shown = {};
+      destroyed = true;
       doc.title = baseTitle;
       if (bar.parentNode) {
         bar.parentNode.removeChild(bar);

@@ -22,8 +22,9 @@ function wsURL(url) {
  * Options: url, container (both required); lang ("en", "zh"); strings (overrides of the
  * panel's texts); maxCustomInput; autoFocus; drafts; shortcuts; minDelay and maxDelay, in
  * milliseconds, of the reconnect backoff (default 500 and 30000); attention (false: no
- * title count, "Notify me" or visibility reports); notifyContainer (where "Notify me"
- * goes; default the end of container). docs/WEB.md has each.
+ * title count, "Notify me" or visibility reports); notify (false: no "Notify me" nor
+ * desktop notifications, the title count and visibility reports kept); notifyContainer
+ * (where "Notify me" goes; default the end of container). docs/WEB.md has each.
  *
  * Returns a client:
  *   send(obj)       sends obj (JSON-encoded unless a string); false when not connected.
@@ -92,6 +93,7 @@ function connect(options) {
   });
   var attention = opts.attention === false ? null : createAttention({
     container: opts.notifyContainer || opts.container,
+    notify: opts.notify,
     S: stringsFor(panel.lang, opts.strings),
     send: send,
     pending: function () { return panel.requestIds().length + panel.approvalIds().length; },

@@ -10,14 +10,14 @@
       session: "Session",
       newSession: "New session",
       otherLanguage: "\u4e2d\u6587",
-      notice: "Demo only: the server lets anyone who names a session in the URL connect to it, " +
-        "read its questions and answer them. A real host authenticates each connection. Open " +
-        "this same URL in a second tab to see two devices: answer in one and the other clears.",
+      notice: "Demo only: anyone with this URL can read and answer its questions; a real host authenticates each connection.",
+      noticeTip: "Open it in a second tab to see two devices: answer in one and the other clears.",
       transcript: "Transcript",
       empty: "Send any message to start: the agent will ask you a few questions on this page, and your answers go back to it.",
       questions: "Questions and approvals from the agent",
       messageLabel: "Message to the agent",
       placeholder: "Send any message to start the tour, or /help for the commands. Enter sends, Shift+Enter makes a new line.",
+      placeholderShort: "Send any message to start, or /help",
       send: "Send",
       cancel: "Cancel run",
       connecting: "Connecting\u2026",
@@ -27,6 +27,11 @@
       states: {idle: "Agent idle", running: "Agent working\u2026", waiting: "Agent waiting for your answer",
         approval: "Agent waiting for your approval"},
       queuedCount: function (n) { return " \u00b7 " + n + " queued"; },
+      below: function (questions, approvals) {
+        var n = questions + approvals;
+        var what = n > 1 ? n + " more requests" : approvals ? "An approval" : "A question";
+        return what + " below";
+      },
       you: "You",
       agent: "Agent",
       server: "Server",
@@ -59,14 +64,15 @@
       session: "\u4f1a\u8bdd",
       newSession: "\u65b0\u4f1a\u8bdd",
       otherLanguage: "English",
-      notice: "\u4ec5\u4f9b\u6f14\u793a\uff1a\u670d\u52a1\u5668\u5141\u8bb8\u4efb\u4f55\u4eba\u8fde\u63a5\u5230 URL \u4e2d\u6307\u5b9a\u7684\u4f1a\u8bdd\uff0c" +
-        "\u67e5\u770b\u5e76\u56de\u7b54\u5b83\u7684\u95ee\u9898\u3002\u771f\u6b63\u7684\u5bbf\u4e3b\u4f1a\u8ba4\u8bc1\u6bcf\u4e2a\u8fde\u63a5\u3002" +
-        "\u5728\u7b2c\u4e8c\u4e2a\u6807\u7b7e\u9875\u4e2d\u6253\u5f00\u540c\u4e00\u4e2a URL\uff0c\u5c31\u662f\u4e24\u53f0\u8bbe\u5907\uff1a\u5728\u4e00\u4e2a\u91cc\u56de\u7b54\uff0c\u53e6\u4e00\u4e2a\u5c31\u4f1a\u6e05\u9664\u3002",
+      notice: "\u4ec5\u4f9b\u6f14\u793a\uff1a\u4efb\u4f55\u62ff\u5230\u8fd9\u4e2a URL \u7684\u4eba\u90fd\u80fd\u67e5\u770b\u5e76\u56de\u7b54\u5b83\u7684\u95ee\u9898\uff1b" +
+        "\u771f\u6b63\u7684\u5bbf\u4e3b\u4f1a\u8ba4\u8bc1\u6bcf\u4e2a\u8fde\u63a5\u3002",
+      noticeTip: "\u5728\u7b2c\u4e8c\u4e2a\u6807\u7b7e\u9875\u4e2d\u6253\u5f00\u5b83\uff0c\u5c31\u662f\u4e24\u53f0\u8bbe\u5907\uff1a\u5728\u4e00\u4e2a\u91cc\u56de\u7b54\uff0c\u53e6\u4e00\u4e2a\u5c31\u4f1a\u6e05\u9664\u3002",
       transcript: "\u5bf9\u8bdd\u8bb0\u5f55",
       empty: "\u53d1\u9001\u4efb\u610f\u6d88\u606f\u5373\u53ef\u5f00\u59cb\uff1aAgent \u4f1a\u5728\u672c\u9875\u5411\u4f60\u63d0\u51e0\u4e2a\u95ee\u9898\uff0c\u4f60\u7684\u56de\u7b54\u4f1a\u53d1\u56de\u7ed9\u5b83\u3002",
       questions: "Agent \u7684\u95ee\u9898\u548c\u6279\u51c6\u8bf7\u6c42",
       messageLabel: "\u53d1\u7ed9 Agent \u7684\u6d88\u606f",
       placeholder: "\u53d1\u9001\u4efb\u610f\u6d88\u606f\u5f00\u59cb\u6f14\u793a\uff0c\u6216\u8f93\u5165 /help \u67e5\u770b\u547d\u4ee4\u3002Enter \u53d1\u9001\uff0cShift+Enter \u6362\u884c\u3002",
+      placeholderShort: "\u53d1\u9001\u4efb\u610f\u6d88\u606f\u5f00\u59cb\uff0c\u6216\u8f93\u5165 /help",
       send: "\u53d1\u9001",
       cancel: "\u53d6\u6d88\u8fd0\u884c",
       connecting: "\u6b63\u5728\u8fde\u63a5\u2026",
@@ -76,6 +82,10 @@
       states: {idle: "Agent \u7a7a\u95f2", running: "Agent \u5de5\u4f5c\u4e2d\u2026", waiting: "Agent \u5728\u7b49\u4f60\u56de\u7b54",
         approval: "Agent \u5728\u7b49\u4f60\u6279\u51c6"},
       queuedCount: function (n) { return " \u00b7 \u6392\u961f " + n + " \u6761"; },
+      below: function (questions, approvals) {
+        var n = questions + approvals;
+        return "\u4e0b\u9762\u8fd8\u6709" + (n > 1 ? " " + n + " \u4e2a\u8bf7\u6c42" : approvals ? "\u4e00\u4e2a\u6279\u51c6\u8bf7\u6c42" : "\u4e00\u4e2a\u95ee\u9898");
+      },
       you: "\u4f60",
       agent: "Agent",
       server: "\u670d\u52a1\u5668",
@@ -138,7 +148,13 @@
   });
   transcript.setAttribute("aria-label", T.transcript);
   questions.setAttribute("aria-label", T.questions);
-  box.placeholder = T.placeholder;
+  // A phone's message box is narrow: it gets the placeholder's first half, whole.
+  var narrow = window.matchMedia("(max-width: 640px)");
+  function placeholder() {
+    box.placeholder = narrow.matches ? T.placeholderShort : T.placeholder;
+  }
+  placeholder();
+  narrow.addEventListener("change", placeholder);
   conn.textContent = T.connecting;
   agentState.textContent = T.states.idle;
   var other = lang === "zh" ? "en" : "zh";
@@ -452,6 +468,67 @@
   ask.on("ask_user_questions_error", function (data) {
     if (data && !data.requestId) {
       message(T.server, "error", data.message || data.code);
+    }
+  });
+
+  // ---- what waits below --------------------------------------------------------------
+
+  // The question section scrolls on its own: a request that is wholly below its visible
+  // part (the approval of /parallel, under a question, on a phone) gets a button under
+  // it that says so and brings it into view.
+  var more = el("button", "more-below");
+  more.type = "button";
+  more.id = "more-below";
+  more.hidden = true;
+  questions.parentNode.insertBefore(more, questions.nextSibling);
+  var moreFrame = 0;
+  var hiddenBelow = [];
+
+  function measureBelow() {
+    moreFrame = 0;
+    // Measured as laid out now, with the button or without: the button only takes room
+    // from the section, so showing it never shows what it points to, nor hiding it hides.
+    var box = questions.getBoundingClientRect();
+    var nq = 0;
+    var na = 0;
+    hiddenBelow = [];
+    Array.prototype.forEach.call(questions.querySelectorAll('[data-testid="panel"], [data-testid="approval"]'), function (n) {
+      // Hidden: less of it shows than a line of text.
+      if (box.height > 0 && n.getBoundingClientRect().top > box.bottom - 32) {
+        hiddenBelow.push(n);
+        if (n.getAttribute("data-testid") === "approval") {
+          na++;
+        } else {
+          nq++;
+        }
+      }
+    });
+    var text = hiddenBelow.length ? "\u2193 " + T.below(nq, na) : "";
+    if (more.textContent !== text) {
+      more.textContent = text;
+    }
+    more.hidden = hiddenBelow.length === 0;
+  }
+  function checkBelow() {
+    if (!moreFrame) {
+      moreFrame = requestAnimationFrame(measureBelow);
+    }
+  }
+  questions.addEventListener("scroll", checkBelow, {passive: true});
+  window.addEventListener("resize", checkBelow);
+  new MutationObserver(checkBelow).observe(questions, {childList: true, subtree: true});
+  if (window.ResizeObserver) {
+    new ResizeObserver(checkBelow).observe(questions);
+  }
+  more.addEventListener("click", function () {
+    var n = hiddenBelow[0];
+    if (!n) {
+      return;
+    }
+    questions.scrollTop += n.getBoundingClientRect().top - questions.getBoundingClientRect().top;
+    var target = n.getAttribute("tabindex") !== null ? n : n.querySelector("input, button, textarea");
+    if (target) {
+      target.focus({preventScroll: true});
     }
   });
 

@@ -10,6 +10,7 @@
       byGrant: "Ran without asking: always allowed in this session",
       approved: "Approved; ran",
       failed: "Approved, but the tool failed",
+      noSuchTool: "Allowed, but there is no such tool: nothing ran",
       edited: "Edited; ran with ",
       deniedByRule: "Not allowed here: a rule denies it; did not run",
       denied: "Denied; did not run",
@@ -27,6 +28,7 @@
       byGrant: "\u672a\u8be2\u95ee\u5373\u8fd0\u884c\uff1a\u672c\u4f1a\u8bdd\u5185\u603b\u662f\u5141\u8bb8",
       approved: "\u5df2\u6279\u51c6\uff0c\u5df2\u8fd0\u884c",
       failed: "\u5df2\u6279\u51c6\uff0c\u4f46\u5de5\u5177\u51fa\u9519\u4e86",
+      noSuchTool: "\u5df2\u5141\u8bb8\uff0c\u4f46\u6ca1\u6709\u8fd9\u4e2a\u5de5\u5177\uff1a\u4ec0\u4e48\u4e5f\u6ca1\u6709\u8fd0\u884c",
       edited: "\u5df2\u4fee\u6539\uff0c\u8fd0\u884c\u65f6\u7684\u53c2\u6570\uff1a",
       deniedByRule: "\u4e0d\u5141\u8bb8\uff1a\u89c4\u5219\u62d2\u7edd\uff0c\u672a\u8fd0\u884c",
       denied: "\u5df2\u62d2\u7edd\uff0c\u672a\u8fd0\u884c",
@@ -49,7 +51,9 @@
       var W = TEXT[lang] || TEXT.en;
       var text = {timeout: W.timeout, cancelled: W.cancelled, undelivered: W.undelivered,
         disconnected: W.disconnected, shutdown: W.shutdown}[d.outcome];
-      if (d.outcome === "approved") {
+      if (d.noSuchTool) {
+        text = W.noSuchTool;
+      } else if (d.outcome === "approved") {
         text = d.rule ? W.byRule : d.grant ? W.byGrant : d.isError ? W.failed : W.approved;
       } else if (d.outcome === "edited") {
         node.appendChild(document.createTextNode(W.edited));
