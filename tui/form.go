@@ -136,9 +136,10 @@ func formKeyMap() *huh.KeyMap {
 // buildForm makes the huh form of a set: for each question a group with a select (or
 // multi-select) whose last option is Other, then a group with the Other text box,
 // shown only when Other is chosen. A single-select answer is thus an option or the
-// Other text, never both.
-func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int) {
+// Other text, never both. It returns too each field's question and group.
+func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int, map[huh.Field]*huh.Group) {
 	fields := make(map[huh.Field]int)
+	of := make(map[huh.Field]*huh.Group)
 	var groups []*huh.Group
 	for i, q := range s.qs {
 		title := questionTitle(q)
@@ -169,7 +170,8 @@ func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int) {
 			f = huh.NewSelect[int]().Options(opts...).Value(&q.single)
 		}
 		fields[f] = i
-		groups = append(groups, huh.NewGroup(f).Title(title).Description(hint))
+		of[f] = huh.NewGroup(f).Title(title).Description(hint)
+		groups = append(groups, of[f])
 
 		hint = "Type your own answer, instead of the options."
 		if q.MultiSelect {
@@ -177,11 +179,12 @@ func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int) {
 		}
 		in := huh.NewInput().CharLimit(maxText).Value(&q.text).Validate(checkText(maxText))
 		fields[in] = i
-		groups = append(groups, huh.NewGroup(in).Title(title).Description(hint).
-			WithHideFunc(func() bool { return !q.wantsText() }))
+		of[in] = huh.NewGroup(in).Title(title).Description(hint).
+			WithHideFunc(func() bool { return !q.wantsText() })
+		groups = append(groups, of[in])
 	}
 	f := huh.NewForm(groups...).WithKeyMap(formKeyMap()).WithShowHelp(true)
-	return f, fields
+	return f, fields, of
 }
 
 // questionTitle is a question's header chip and text, as one line of safe text.

@@ -17,13 +17,14 @@ type formModel struct {
 	set      *set
 	form     *huh.Form
 	fields   map[huh.Field]int // each field's question
+	groups   map[huh.Field]*huh.Group
 	previews previews
 	reply    *askuser.ResultData // the person's reply, once closed with one
 }
 
 func newFormModel(s *set, w waiting, maxText int) *formModel {
-	f, fields := buildForm(s, maxText)
-	return &formModel{frame: newFrame(s.ask.ExpiresAt, w), set: s, form: f, fields: fields}
+	f, fields, groups := buildForm(s, maxText)
+	return &formModel{frame: newFrame(s.ask.ExpiresAt, w), set: s, form: f, fields: fields, groups: groups}
 }
 
 func (m *formModel) Init() tea.Cmd { return tea.Batch(m.form.Init(), m.frame.init()) }
@@ -57,15 +58,17 @@ func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // resize fits the form to the terminal's width, and gives every group the height of
 // the tallest question, so that none is cut. huh's own sizing (from a WindowSizeMsg)
-// measures the groups before they are shown and can cut a later one short.
+// measures the groups before they are shown and can cut a later one short. A group's
+// height is its title and hint, as wrapped at this width (a long header or question
+// takes more than a line), its field, and the help below.
 func (m *formModel) resize() {
 	w, _ := m.columns()
 	m.form.WithWidth(w)
 	h := 0
-	for f := range m.fields {
-		h = max(h, lipgloss.Height(f.View()))
+	for f, g := range m.groups {
+		h = max(h, lipgloss.Height(g.Header())+lipgloss.Height(f.View())+lipgloss.Height(g.Footer()))
 	}
-	m.form.WithHeight(h + 3) // a blank line and the help (or an error) below the field
+	m.form.WithHeight(h)
 }
 
 // hasPreviews reports whether any question of the set shows previews.

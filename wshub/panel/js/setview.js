@@ -138,6 +138,7 @@ function buildSetView(set, ctx) {
     var names = missing.map(function (qi) {
       var q = set.questions[qi];
       var b = modelEl("b", "askuser-hint-name", q.header || q.text);
+      b.title = b.textContent; // cut short when long (panel.css)
       return b;
     });
     var parts = S.needAnswer.split("{names}");
