@@ -30,9 +30,12 @@ type question struct {
 	multi []int
 	// text is the Other text, sent trimmed.
 	text string
-	// tried is set once the person has tried to leave a multi-select question, so that
-	// an empty choice is an error from then on, not as soon as it is shown.
-	tried bool
+	// moving is set only while the form handles the key that moves on from one of the
+	// question's fields (enter or tab), so that the choice and the text are checked then
+	// and only then. huh also checks a field as it is shown and as it is left; an error
+	// there, on a field the person is leaving, stops the form going back (shift+tab)
+	// and leaves no field to type in.
+	moving bool
 }
 
 func newSet(session askuser.SessionID, ask askuser.AskData) *set {
@@ -59,6 +62,31 @@ func (q *question) wantsText() bool {
 	return q.single == q.other()
 }
 
+// customText is the Other text to send, trimmed, and whether there is one: when Other
+// is chosen, except that in a multi-select question with options chosen a blank text
+// is no Other text (the form's box says so; the accessible mode asks for text).
+func (q *question) customText() (string, bool) {
+	if !q.wantsText() {
+		return "", false
+	}
+	t := strings.TrimSpace(q.text)
+	if t == "" && q.chosenOptions() > 0 {
+		return "", false
+	}
+	return t, true
+}
+
+// chosenOptions counts the options of a multi-select question chosen, Other aside.
+func (q *question) chosenOptions() int {
+	n := 0
+	for _, i := range q.multi {
+		if i >= 0 && i < len(q.Options) {
+			n++
+		}
+	}
+	return n
+}
+
 // hasPreviews reports whether the question shows previews: a single-select question
 // with a preview on at least one option, as in the panel.
 func (q *question) hasPreviews() bool {
@@ -78,8 +106,7 @@ func (q *question) hasPreviews() bool {
 // multi-select one.
 func (q *question) answer() askuser.Answer {
 	a := askuser.Answer{Question: q.Question.Question, SelectedLabels: []string{}}
-	if q.wantsText() {
-		t := strings.TrimSpace(q.text)
+	if t, ok := q.customText(); ok {
 		a.CustomInput = &t
 	}
 	if q.MultiSelect {
@@ -110,17 +137,15 @@ func checkChoice(chosen []int) error {
 
 // checkText is the host's rule for Other text: not blank, and not longer than max
 // characters.
-func checkText(max int) func(string) error {
-	return func(s string) error {
-		t := strings.TrimSpace(s)
-		if t == "" {
-			return errBlankText
-		}
-		if n := utf8.RuneCountInString(t); n > max {
-			return fmt.Errorf("at most %d characters, got %d", max, n)
-		}
-		return nil
+func checkText(s string, max int) error {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return errBlankText
 	}
+	if n := utf8.RuneCountInString(t); n > max {
+		return fmt.Errorf("at most %d characters, got %d", max, n)
+	}
+	return nil
 }
 
 // reply is the result the set's answers make.
@@ -132,10 +157,13 @@ func (s *set) reply() askuser.ResultData {
 	return r
 }
 
-// clean makes model-written text safe to print on a terminal: it drops control
+// clean makes model-written text safe to print on a terminal. It drops control
 // characters (escape sequences could move the cursor, retitle the window or write the
-// clipboard) and the invisible characters that reorder text, keeping newlines and
-// tabs when multiline.
+// clipboard) and every formatting character, which takes no room on screen: the
+// bidirectional controls, which reorder text, and the zero-width ones (U+200B, U+200D,
+// U+2060, U+FEFF, tag characters, ...), which could hide inside a word. Newlines and
+// tabs, and the line and paragraph separators as newlines, are kept when multiline
+// (carriage returns dropped); otherwise each is a space.
 func clean(s string, multiline bool) string {
 	ok := true
 	for _, r := range s {
@@ -148,14 +176,17 @@ func clean(s string, multiline bool) string {
 		return s
 	}
 	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || r == '\r' {
-			if !multiline {
+		switch r {
+		case '\n', '\t', '\r', '\u2028', '\u2029':
+			switch {
+			case !multiline:
 				return ' '
-			}
-			if r == '\r' {
+			case r == '\r':
 				return -1
+			case r == '\t':
+				return r
 			}
-			return r
+			return '\n'
 		}
 		if unsafeRune(r, multiline) {
 			return -1
@@ -164,16 +195,17 @@ func clean(s string, multiline bool) string {
 	}, s)
 }
 
+// unsafeRune reports whether clean takes r out of the text.
 func unsafeRune(r rune, multiline bool) bool {
 	switch {
 	case r == '\n' || r == '\t':
 		return !multiline
-	case unicode.IsControl(r), r == utf8.RuneError:
+	case r < utf8.RuneSelf:
+		return r < ' ' || r == 0x7f
+	case unicode.IsControl(r), r == utf8.RuneError, r == '\u2028', r == '\u2029':
 		return true
-	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C:
-		return true // bidirectional overrides, isolates and marks
 	}
-	return false
+	return unicode.Is(unicode.Cf, r) // bidirectional controls, zero-width characters, ...
 }
 
 // endNote says how a question set ended, given the resolution's outcome and what this

@@ -64,7 +64,30 @@ func newApproval(session askuser.SessionID, data askuser.ApprovalData) *approval
 	return a
 }
 
-func (a *approval) title() string { return clean(a.data.Tool, false) }
+func (a *approval) title() string { return a.tool() }
+
+// tool is the tool's name as the terminal shows it: as it is or, when it holds a
+// character that clean drops (a bidirectional control, a zero-width space, ...), a
+// quote or a backslash, as a JSON string with every such character escaped, as in the
+// arguments: "send_invoice \u202egnp.exe". What is shown is exactly the name that runs.
+func (a *approval) tool() string {
+	name := a.data.Tool
+	if !strings.ContainsFunc(name, func(r rune) bool { return hidden(r) || r == '"' || r == '\\' }) {
+		return name
+	}
+	var p printer
+	p.str(name, 0)
+	return p.b.String()
+}
+
+// hostText is a text of the host's that may name the tool (the grant of Always allow),
+// cleaned, with the tool's name in it shown as tool shows it.
+func (a *approval) hostText(s string) string {
+	if shown := a.tool(); shown != a.data.Tool && a.data.Tool != "" {
+		s = strings.ReplaceAll(s, a.data.Tool, shown)
+	}
+	return clean(s, false)
+}
 
 func (a *approval) offers(decision string) bool { return slices.Contains(a.data.Decisions, decision) }
 
@@ -83,7 +106,7 @@ func (a *approval) decisionLabel(decision string) string {
 		return "Edit the arguments, then run it"
 	case askuser.DecisionAlways:
 		if a.data.Always != "" {
-			return "Always allow: " + clean(a.data.Always, false)
+			return "Always allow: " + a.hostText(a.data.Always)
 		}
 		return "Always allow"
 	}
@@ -173,7 +196,7 @@ func (a *approval) endNote(r resolution, sent viewResult) string {
 	switch r.Outcome {
 	case "approved":
 		if r.Grant != "" {
-			return "Always allowed" + where + ": " + clean(r.Grant, false) + "."
+			return "Always allowed" + where + ": " + a.hostText(r.Grant) + "."
 		}
 		return "Approved" + where + "."
 	case "edited":

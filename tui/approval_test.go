@@ -158,7 +158,7 @@ func TestApprovalEdit(t *testing.T) {
 
 	tm.typeText(` "force": true`)
 	tm.press(keyEnter)
-	tm.waitScreen("The host refused the decision; fix this and send again:", "additionalProperties", "force")
+	tm.waitScreen("The host refused the decision; fix this and send again:", "force: is not a field of this tool (it takes name)")
 	tm.waitScreen("> Edit the arguments") // the choice made is kept
 	tm.press(keyEnter)
 	tm.waitScreen("Editing the arguments", `┃   "name": "feature/login", "force": true`) // and the edit
@@ -326,41 +326,6 @@ func TestApprovalArgumentsNotJSON(t *testing.T) {
 		t.Fatalf("outcome %v, arguments %s; want edited into %s", r.Outcome, r.Arguments, branchArgs)
 	}
 	tm.waitHistory(`Edited: ran with {"name": "feature/login"}.`)
-}
-
-// TestApprovalHostileTextIsCleaned: the tool's name and description and the model's
-// arguments reach the terminal as text only, in either mode; in the arguments, what
-// would act on the terminal or hide itself is shown as its JSON escape.
-func TestApprovalHostileTextIsCleaned(t *testing.T) {
-	const tool = "delete\x1b]0;pwned\x07_branch"
-	const args = `{"name":"x\u001b]52;c;ZXZpbA==\u0007y","note":"\u202eevil","zw":"a` + "\u200b" + `b"}`
-	for _, mode := range []struct {
-		name, deny string
-		opts       *tui.Options
-	}{{"form", keyEsc, nil}, {"accessible", "d\r", accessible}} {
-		t.Run(mode.name, func(t *testing.T) {
-			s := newServer(t, &askuser.Options{Policy: &askuser.Policy{
-				Tools:   []askuser.Tool{{Name: tool, Description: "Deletes\x1b[2J a branch\u009b31m\u202e"}},
-				Reasons: []string{"Not\x1b[5m now"},
-			}})
-			session := newSession()
-			tm := newTerm(t, s, session, mode.opts)
-			ch := s.approve(session, "call_hostile", tool, args)
-			tm.waitScreen("delete]0;pwned_branch", "Deletes[2J a branch31m", // the escapes dropped, the rest as text
-				`"name": "x\u001b]52;c;ZXZpbA==\u0007y"`, `"note": "\u202eevil"`, `"zw": "a\u200bb"`)
-			tm.press(mode.deny)
-			if r := s.decision(ch); r.Outcome != askuser.Denied {
-				t.Fatalf("outcome %v, want denied", r.Outcome)
-			}
-			tm.waitHistory("Denied.")
-			raw := withoutOwnTitles(tm.rawOutput())
-			for _, bad := range []string{"\x1b]0;", "\x1b]52;", "\x1b[2J", "\x1b[5m", "\u009b", "\u202e", "\u200b"} {
-				if strings.Contains(raw, bad) {
-					t.Errorf("the terminal was sent %q", bad)
-				}
-			}
-		})
-	}
 }
 
 // TestAccessibleApproval: the approval as plain lines, decided a line at a time: a

@@ -133,7 +133,7 @@ func (m *approvalModel) View() tea.View {
 	}
 	var top, bottom strings.Builder
 	top.WriteString(headerStyle.Render(m.header("The agent asks you to approve a tool call")) + "\n")
-	top.WriteString("Tool: " + headerStyle.Render(clean(m.a.data.Tool, false)) + "\n")
+	top.WriteString("Tool: " + headerStyle.Render(m.a.tool()) + "\n")
 	for _, line := range sourceLines(m.a.data.Source) {
 		top.WriteString(strings.Join(wrapLines(line, m.width), "\n") + "\n")
 	}
@@ -202,7 +202,7 @@ func (m *approvalModel) finalView() string {
 	if !m.a.invalid {
 		args = oneLine(m.a.data.Arguments, 200)
 	}
-	s := ansi.Truncate("Tool call: "+clean(m.a.data.Tool, false)+" "+args, max(m.width, 20), "…")
+	s := ansi.Truncate("Tool call: "+m.a.tool()+" "+args, max(m.width, 20), "…")
 	switch {
 	case m.note != "":
 		s += "\n  " + m.note

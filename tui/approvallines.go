@@ -26,7 +26,7 @@ func (v *lineView) decide(ctx context.Context, a *approval, w waiting) viewResul
 		key = "Type d to deny."
 	}
 	v.intro("The agent asks you to approve a tool call.", w, key)
-	v.printf("Tool: %s\n", clean(a.data.Tool, false))
+	v.printf("Tool: %s\n", a.tool())
 	for _, line := range sourceLines(a.data.Source) {
 		v.printf("%s\n", line)
 	}

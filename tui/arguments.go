@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -203,10 +202,8 @@ func (p *printer) str(s string, fold int) {
 }
 
 // hidden reports whether r is written as an escape in shown arguments: what clean
-// drops, and every other character that takes no room on screen.
-func hidden(r rune) bool {
-	return unsafeRune(r, false) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
-}
+// drops, every character that acts on the terminal or takes no room on screen.
+func hidden(r rune) bool { return unsafeRune(r, false) }
 
 // wrapLines lays text out in width columns: each line wrapped, its continuation lines
 // indented two more than the line, so that a wrapped value still reads as one.

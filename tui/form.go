@@ -122,6 +122,8 @@ type (
 // and "/" must not hide options. Nor is there an external editor for a text box: the
 // forms do not own the terminal's input, so the editor would not get it. The bindings
 // are emptied rather than disabled, since the fields enable their keys again as they go.
+// Ctrl+A never reaches the form (see formModel.chooseAll): its bindings stay only for
+// the help line, worded to fit either way.
 func formKeyMap() *huh.KeyMap {
 	km := huh.NewDefaultKeyMap()
 	for _, b := range []*key.Binding{&km.Select.Filter, &km.Select.SetFilter, &km.Select.ClearFilter,
@@ -130,16 +132,23 @@ func formKeyMap() *huh.KeyMap {
 	}
 	// huh's help says "x toggle"; the hint above the options says space, which both take.
 	km.MultiSelect.Toggle.SetHelp("space", "toggle")
+	km.MultiSelect.SelectAll.SetHelp("ctrl+a", "all/none")
+	km.MultiSelect.SelectNone.SetHelp("ctrl+a", "all/none")
 	return km
+}
+
+// formField is a field of a set's form: its question's index, and its group.
+type formField struct {
+	question int
+	group    *huh.Group
 }
 
 // buildForm makes the huh form of a set: for each question a group with a select (or
 // multi-select) whose last option is Other, then a group with the Other text box,
 // shown only when Other is chosen. A single-select answer is thus an option or the
-// Other text, never both. It returns too each field's question and group.
-func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int, map[huh.Field]*huh.Group) {
-	fields := make(map[huh.Field]int)
-	of := make(map[huh.Field]*huh.Group)
+// Other text, never both.
+func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]formField) {
+	fields := make(map[huh.Field]formField)
 	var groups []*huh.Group
 	for i, q := range s.qs {
 		title := questionTitle(q)
@@ -160,8 +169,7 @@ func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int, map[huh.Field
 		if q.MultiSelect {
 			hint = "Choose any (space toggles), then enter. Other lets you type your own."
 			f = huh.NewMultiSelect[int]().Options(opts...).Value(&q.multi).Validate(func(v []int) error {
-				// huh checks on focus too; the person is told only once they try to go on.
-				if !q.tried {
+				if !q.moving {
 					return nil
 				}
 				return checkChoice(v)
@@ -169,22 +177,26 @@ func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]int, map[huh.Field
 		} else {
 			f = huh.NewSelect[int]().Options(opts...).Value(&q.single)
 		}
-		fields[f] = i
-		of[f] = huh.NewGroup(f).Title(title).Description(hint)
-		groups = append(groups, of[f])
+		g := huh.NewGroup(f).Title(title).Description(hint)
+		fields[f] = formField{i, g}
+		groups = append(groups, g)
 
 		hint = "Type your own answer, instead of the options."
 		if q.MultiSelect {
-			hint = "Type your own answer, besides the options chosen."
+			hint = "Type your own answer, besides the options chosen; leave it empty to send only those."
 		}
-		in := huh.NewInput().CharLimit(maxText).Value(&q.text).Validate(checkText(maxText))
-		fields[in] = i
-		of[in] = huh.NewGroup(in).Title(title).Description(hint).
-			WithHideFunc(func() bool { return !q.wantsText() })
-		groups = append(groups, of[in])
+		in := huh.NewInput().CharLimit(maxText).Value(&q.text).Validate(func(s string) error {
+			if !q.moving || strings.TrimSpace(s) == "" && q.chosenOptions() > 0 {
+				return nil // a blank box beside options chosen is no Other text
+			}
+			return checkText(s, maxText)
+		})
+		g = huh.NewGroup(in).Title(title).Description(hint).WithHideFunc(func() bool { return !q.wantsText() })
+		fields[in] = formField{i, g}
+		groups = append(groups, g)
 	}
 	f := huh.NewForm(groups...).WithKeyMap(formKeyMap()).WithShowHelp(true)
-	return f, fields, of
+	return f, fields
 }
 
 // questionTitle is a question's header chip and text, as one line of safe text.

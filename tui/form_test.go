@@ -79,12 +79,103 @@ func TestOtherText(t *testing.T) {
 	ch = s.ask(session, "call_other_multi", multiArgs)
 	tm.waitScreen("Which features should we include?")
 	tm.press(keyDown, keySpace, keyDown, keyDown, keySpace, keyEnter)
-	tm.waitScreen("Type your own answer, besides the options chosen.")
+	tm.waitScreen("Type your own answer, besides the options chosen;")
 	tm.typeText("Offline mode")
 	tm.press(keyEnter)
 	got = answers(t, s.result(ch))
 	if strings.Join(got[0].SelectedLabels, "|") != "i18n support" || got[0].CustomInput == nil || *got[0].CustomInput != "Offline mode" {
 		t.Fatalf("answer %+v, want i18n support and \"Offline mode\"", got[0])
+	}
+}
+
+// TestLongQuestionShowsItsOptions: a question long enough to take several lines, and
+// a long header, leave every option in view, in each question of the set.
+func TestLongQuestionShowsItsOptions(t *testing.T) {
+	long := strings.Repeat("Which of these should we pick, given all that was said before? ", 8)
+	args := `{"questions":[{"question":"` + long + `","header":"Long","options":[
+		{"label":"First","description":"one"},{"label":"Second","description":"two"},
+		{"label":"Third","description":"three"},{"label":"Fourth","description":"four"}],"multiSelect":false},
+		{"question":"Short?","header":"Short","options":[{"label":"Yes","description":"y"},{"label":"No","description":"n"}],"multiSelect":true},
+		{"question":"And again: ` + long + `","header":"Long too","options":[
+		{"label":"Fifth","description":"5"},{"label":"Sixth","description":"6"}],"multiSelect":true}]}`
+	s := newServer(t, nil)
+	session := newSession()
+	tm := newTerm(t, s, session, nil)
+	ch := s.ask(session, "call_long", args)
+	tm.waitScreen("> First — one", "Second — two", "Third — three", "Fourth — four", "Other: type your own answer")
+	tm.press(keyEnter)
+	tm.waitScreen("> • Yes", "• No")
+	tm.press(keySpace, keyEnter)
+	tm.waitScreen("> • Fifth — 5", "• Sixth — 6", "• Other: type your own answer")
+	tm.press(keyEsc)
+	if r := s.result(ch); r.Outcome != askuser.Declined {
+		t.Fatalf("outcome %v, want declined", r.Outcome)
+	}
+}
+
+// TestChooseAllAndGoBack: ctrl+a chooses every option but not Other, and chooses none
+// when all are chosen; shift+tab leaves the Other box for the options, even with the
+// box blank and its error shown, and the options then take keys again; a blank Other
+// beside chosen options sends the options alone. No key leaves the person stuck.
+func TestChooseAllAndGoBack(t *testing.T) {
+	s := newServer(t, nil)
+	session := newSession()
+	tm := newTerm(t, s, session, nil)
+	labels := func(a askuser.Answer) string { return strings.Join(a.SelectedLabels, "|") }
+
+	// ctrl+a, ctrl+a, ctrl+a: all, none, all; Other stays as it is, the cursor too.
+	ch := s.ask(session, "call_all", multiArgs)
+	tm.waitScreen("ctrl+a all/none")
+	tm.press(keyDown, keyCtrlA)
+	tm.waitScreen("✓ Dark mode", "> ✓ i18n support", "✓ Export to PDF", "• Other: type your own answer")
+	tm.press(keyCtrlA)
+	tm.waitScreen("• Dark mode", "> • i18n support", "• Export to PDF")
+	tm.press(keyCtrlA, keyEnter)
+	got := answers(t, s.result(ch))
+	if labels(got[0]) != "Dark mode|i18n support|Export to PDF" || got[0].CustomInput != nil {
+		t.Fatalf("answer %+v, want the three options and no Other", got[0])
+	}
+
+	// Other alone, its box left blank: refused in place; shift+tab goes back to the
+	// options, which take keys again.
+	ch = s.ask(session, "call_back", multiArgs)
+	tm.waitScreen("> • Dark mode")
+	tm.press(keyDown, keyDown, keyDown, keySpace, keyEnter)
+	tm.waitScreen("leave it empty to send only those")
+	tm.press(keyEnter)
+	tm.waitScreen("type your answer, or choose an option")
+	tm.press(keyBack)
+	tm.waitScreen("Choose any (space toggles)", "> ✓ Other: type your own answer")
+	tm.press(keySpace, keyUp, keySpace)
+	tm.waitScreen("> ✓ Export to PDF", "• Other: type your own answer")
+	tm.press(keyEnter)
+	got = answers(t, s.result(ch))
+	if labels(got[0]) != "Export to PDF" || got[0].CustomInput != nil {
+		t.Fatalf("answer %+v, want Export to PDF alone", got[0])
+	}
+
+	// Options and Other, the box left empty: the options alone are sent.
+	ch = s.ask(session, "call_empty_other", multiArgs)
+	tm.waitScreen("> • Dark mode")
+	tm.press(keySpace, keyDown, keyDown, keyDown, keySpace, keyEnter)
+	tm.waitScreen("leave it empty to send only those")
+	tm.press(keyEnter)
+	got = answers(t, s.result(ch))
+	if labels(got[0]) != "Dark mode" || got[0].CustomInput != nil {
+		t.Fatalf("answer %+v, want Dark mode alone", got[0])
+	}
+	tm.waitHistory("→ Dark mode\n")
+
+	// Single-select: back from the Other box to the options, and another option chosen.
+	ch = s.ask(session, "call_back_single", singleArgs)
+	tm.waitScreen("> Vue 3")
+	tm.press(keyDown, keyDown, keyEnter)
+	tm.waitScreen("Type your own answer, instead of the options.")
+	tm.press(keyBack)
+	tm.waitScreen("Choose one, or Other", "> Other: type your own answer")
+	tm.press(keyUp, keyEnter)
+	if got := answers(t, s.result(ch)); labels(got[0]) != "React" || got[0].CustomInput != nil {
+		t.Fatalf("answer %+v, want React", got[0])
 	}
 }
 
@@ -95,7 +186,8 @@ func TestPreviewsRendered(t *testing.T) {
 	ch := s.ask(session, "call_preview", previewArgs)
 
 	// The preview of the option under the cursor, rendered as markdown beside the options:
-	// no markdown syntax left, list bullets, the code block kept as it is.
+	// no markdown syntax left (no heading's #, of any level), list bullets, the code
+	// block kept as it is.
 	scr := tm.waitScreen("Preview: Sidebar", "Sidebar layout", "• Nav on the left", "| nav  | content  |")
 	for _, raw := range []string{"# Sidebar", "**Nav**", "```"} {
 		if strings.Contains(scr, raw) {
@@ -110,11 +202,45 @@ func TestPreviewsRendered(t *testing.T) {
 	}
 	// It follows the cursor.
 	tm.press(keyDown)
-	tm.waitScreen("Preview: Top bar", "Top bar layout", "1. Nav across the top")
+	scr = tm.waitScreen("Preview: Top bar", "Top bar layout", "1. Nav across the top", "Fits few sections")
 	tm.waitGone("Sidebar layout")
+	if strings.Contains(scr, "#") {
+		t.Errorf("the preview shows a heading's marks:\n%s", scr)
+	}
 	tm.press(keyEnter)
 	if got := answers(t, s.result(ch)); got[0].SelectedLabels[0] != "Top bar" {
 		t.Fatalf("answers %+v, want Top bar", got)
+	}
+}
+
+// TestPreviewLinks: a preview's link shows its target as plain text beside its label,
+// and an image its alt text, in either mode; no hyperlink (OSC 8) reaches the terminal,
+// so no label can stand for an address the person does not see.
+func TestPreviewLinks(t *testing.T) {
+	const args = `{"questions":[{"question":"Go ahead?","header":"Links","options":[
+		{"label":"Yes","description":"d","preview":"## Links\n\n[Allow](http://evil.example/approve)\n\n![diagram](http://img.example/d.png)"},
+		{"label":"No","description":"d"}],"multiSelect":false}]}`
+	for _, mode := range []struct {
+		name, decline string
+		opts          *tui.Options
+	}{{"form", keyEsc, nil}, {"accessible", "d\r", accessible}} {
+		t.Run(mode.name, func(t *testing.T) {
+			s := newServer(t, nil)
+			session := newSession()
+			tm := newTerm(t, s, session, mode.opts)
+			ch := s.ask(session, "call_links", args)
+			scr := tm.waitScreen("Allow http://evil.example/approve", "Image: diagram")
+			if strings.Contains(scr, "img.example") {
+				t.Errorf("the image's address is shown:\n%s", scr)
+			}
+			tm.press(mode.decline)
+			if r := s.result(ch); r.Outcome != askuser.Declined {
+				t.Fatalf("outcome %v, want declined", r.Outcome)
+			}
+			if raw := tm.rawOutput(); strings.Contains(raw, "\x1b]8;") {
+				t.Errorf("the terminal was sent a hyperlink: %q", raw[strings.Index(raw, "\x1b]8;"):][:60])
+			}
+		})
 	}
 }
 
@@ -335,37 +461,6 @@ func TestHostGoesAway(t *testing.T) {
 	_ = s.hub.Close()
 	if err := tm.runEnded(); err == nil || errors.Is(err, tui.ErrInputEnded) {
 		t.Fatalf("Run returned %v, want the connection's error", err)
-	}
-}
-
-// TestHostileTextIsCleaned: what the model wrote reaches the terminal as text only;
-// escape sequences in questions, labels and previews (retitling the window, clearing
-// the screen, writing the clipboard) never reach it, in either mode.
-func TestHostileTextIsCleaned(t *testing.T) {
-	const hostile = `{"questions":[{"question":"Pick one\u001b]0;pwned\u0007 please\u001b[2J","header":"Evil\u001b[31m","options":[
-		{"label":"A\u001b]52;c;ZXZpbA==\u0007","description":"first\u202eeno","preview":"# Head\u001b[5m\n\ntext\u009b31m"},
-		{"label":"B","description":"second"}],"multiSelect":false}]}`
-	for _, mode := range []struct {
-		name, decline string
-		opts          *tui.Options
-	}{{"form", keyEsc, nil}, {"accessible", "d\r", accessible}} {
-		t.Run(mode.name, func(t *testing.T) {
-			s := newServer(t, nil)
-			session := newSession()
-			tm := newTerm(t, s, session, mode.opts)
-			ch := s.ask(session, "call_hostile", hostile)
-			tm.waitScreen("Pick one]0;pwned please[2J", "Head") // the escapes dropped, the rest as text
-			tm.press(mode.decline)
-			if r := s.result(ch); r.Outcome != askuser.Declined {
-				t.Fatalf("outcome %v, want declined", r.Outcome)
-			}
-			raw := withoutOwnTitles(tm.rawOutput())
-			for _, bad := range []string{"\x1b]0;", "\x1b]52;", "\x1b[2J", "\x1b[5m", "\u009b", "\u202e"} {
-				if strings.Contains(raw, bad) {
-					t.Errorf("the terminal was sent %q", bad)
-				}
-			}
-		})
 	}
 }
 

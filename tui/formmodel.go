@@ -16,15 +16,14 @@ type formModel struct {
 	frame
 	set      *set
 	form     *huh.Form
-	fields   map[huh.Field]int // each field's question
-	groups   map[huh.Field]*huh.Group
+	fields   map[huh.Field]formField
 	previews previews
 	reply    *askuser.ResultData // the person's reply, once closed with one
 }
 
 func newFormModel(s *set, w waiting, maxText int) *formModel {
-	f, fields, groups := buildForm(s, maxText)
-	return &formModel{frame: newFrame(s.ask.ExpiresAt, w), set: s, form: f, fields: fields, groups: groups}
+	f, fields := buildForm(s, maxText)
+	return &formModel{frame: newFrame(s.ask.ExpiresAt, w), set: s, form: f, fields: fields}
 }
 
 func (m *formModel) Init() tea.Cmd { return tea.Batch(m.form.Init(), m.frame.init()) }
@@ -44,9 +43,15 @@ func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.reply = &askuser.ResultData{RequestID: m.set.ask.RequestID, Declined: true}
 			m.closed = true
 			return m, tea.Quit
+		case "ctrl+a":
+			if f, ok := m.form.GetFocusedField().(*huh.MultiSelect[int]); ok {
+				return m, m.chooseAll(m.set.qs[m.fields[f].question], f)
+			}
 		case "enter", "tab":
-			if i, ok := m.fields[m.form.GetFocusedField()]; ok {
-				m.set.qs[i].tried = true
+			if f, ok := m.fields[m.form.GetFocusedField()]; ok {
+				q := m.set.qs[f.question]
+				q.moving = true // checked as the form handles the key, in step
+				defer func() { q.moving = false }()
 			}
 		}
 	}
@@ -56,17 +61,54 @@ func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	})
 }
 
+// chooseAll is ctrl+a on the multi-select field f of question q: it chooses every
+// option, or none when every one is chosen already, and leaves Other as it is. (huh's
+// own select-all would choose Other too, and so open an empty text box the person
+// never asked for.) It moves the field's cursor and toggles, as the person would with
+// the keys, then puts the cursor back where it was.
+func (m *formModel) chooseAll(q *question, f *huh.MultiSelect[int]) tea.Cmd {
+	chosen := make([]bool, len(q.Options))
+	for _, i := range q.multi {
+		if i >= 0 && i < len(chosen) {
+			chosen[i] = true
+		}
+	}
+	want := q.chosenOptions() < len(q.Options)
+	start, _ := f.Hovered()
+	at := start
+	var cmds []tea.Cmd
+	press := func(code rune) {
+		_, cmd := m.form.Update(tea.KeyPressMsg{Code: code})
+		cmds = append(cmds, cmd)
+	}
+	moveTo := func(j int) {
+		for ; at < j; at++ {
+			press(tea.KeyDown)
+		}
+		for ; at > j; at-- {
+			press(tea.KeyUp)
+		}
+	}
+	for j, c := range chosen {
+		if c != want {
+			moveTo(j)
+			press(tea.KeySpace)
+		}
+	}
+	moveTo(start)
+	return tea.Batch(cmds...)
+}
+
 // resize fits the form to the terminal's width, and gives every group the height of
-// the tallest question, so that none is cut. huh's own sizing (from a WindowSizeMsg)
-// measures the groups before they are shown and can cut a later one short. A group's
-// height is its title and hint, as wrapped at this width (a long header or question
-// takes more than a line), its field, and the help below.
+// the tallest, its question (which may take several lines), hint, field and help
+// together, so that none is cut. huh's own sizing (from a WindowSizeMsg) measures the
+// groups before they are shown and can cut a later one short.
 func (m *formModel) resize() {
 	w, _ := m.columns()
 	m.form.WithWidth(w)
 	h := 0
-	for f, g := range m.groups {
-		h = max(h, lipgloss.Height(g.Header())+lipgloss.Height(f.View())+lipgloss.Height(g.Footer()))
+	for f, ff := range m.fields {
+		h = max(h, lipgloss.Height(ff.group.Header())+lipgloss.Height(f.View())+lipgloss.Height(ff.group.Footer()))
 	}
 	m.form.WithHeight(h)
 }
@@ -151,11 +193,11 @@ func (m *formModel) header() string {
 // when that question has previews.
 func (m *formModel) previewView() string {
 	f := m.form.GetFocusedField()
-	i, ok := m.fields[f]
+	ff, ok := m.fields[f]
 	if !ok {
 		return ""
 	}
-	q := m.set.qs[i]
+	q := m.set.qs[ff.question]
 	if !q.hasPreviews() {
 		return ""
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +40,8 @@ const (
 	keyEsc   = "\x1b"
 	keyCtrlC = "\x03"
 	keySpace = " "
+	keyBack  = "\x1b[Z" // shift+tab
+	keyCtrlA = "\x01"
 )
 
 // server is a host: a dispatcher whose transport is a wshub hub, served with the
@@ -200,10 +201,11 @@ func (e endings) next(t *testing.T, want string) {
 	}
 }
 
-// term is one terminal device: tui.Run on a pseudo-terminal of 100×40, its output read
-// by a terminal emulator.
+// term is one terminal device: tui.Run on a pseudo-terminal (100×40 unless said), its
+// output read by a terminal emulator.
 type term struct {
 	t    *testing.T
+	cols int
 	ptm  *os.File // the terminal's side: keystrokes in, drawing out
 	tty  *os.File // the program's side
 	emu  *vt.Emulator
@@ -221,14 +223,20 @@ const termCols, termRows = 100, 40
 // Accessible and MaxCustomInput; the input, output and environment are the test's.
 func newTerm(t *testing.T, s *server, session string, opts *tui.Options) *term {
 	t.Helper()
+	return newTermSized(t, s, session, opts, termCols, termRows)
+}
+
+// newTermSized is newTerm on a terminal of cols×rows.
+func newTermSized(t *testing.T, s *server, session string, opts *tui.Options, cols, rows int) *term {
+	t.Helper()
 	ptm, tty, err := pty.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pty.Setsize(ptm, &pty.Winsize{Rows: termRows, Cols: termCols}); err != nil {
+	if err := pty.Setsize(ptm, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)}); err != nil {
 		t.Fatal(err)
 	}
-	tm := &term{t: t, ptm: ptm, tty: tty, emu: vt.NewEmulator(termCols, termRows), done: make(chan error, 1)}
+	tm := &term{t: t, cols: cols, ptm: ptm, tty: tty, emu: vt.NewEmulator(cols, rows), done: make(chan error, 1)}
 
 	tm.wg.Add(2)
 	go func() { // the terminal draws what the program writes
@@ -307,6 +315,15 @@ func (tm *term) press(keys ...string) {
 	}
 }
 
+// send sends a key that cannot be taken for the start of another (an arrow key, not
+// Esc) at once; the test then waits for what it does.
+func (tm *term) send(k string) {
+	tm.t.Helper()
+	if _, err := tm.ptm.Write([]byte(k)); err != nil {
+		tm.t.Fatalf("typing %q: %v", k, err)
+	}
+}
+
 // typeText types text a character at a time.
 func (tm *term) typeText(s string) {
 	tm.t.Helper()
@@ -322,15 +339,6 @@ func (tm *term) screen() string {
 	return tm.emu.String()
 }
 
-// history returns every line the terminal has shown: the scrollback, then the screen.
-// ownTitle is the title the device sets when a request arrives, whose text is cleaned:
-// no escape and no bell in it.
-var ownTitle = regexp.MustCompile("\x1b\\]0;Waiting for you: [^\x07\x1b]*\x07")
-
-// withoutOwnTitles is raw without the titles the device set itself, so that what is
-// left shows whether model text reached the terminal as escape sequences.
-func withoutOwnTitles(raw string) string { return ownTitle.ReplaceAllString(raw, "") }
-
 // rawOutput is everything the program wrote, escape sequences and all.
 func (tm *term) rawOutput() string {
 	tm.mu.Lock()
@@ -338,13 +346,14 @@ func (tm *term) rawOutput() string {
 	return tm.raw.String()
 }
 
+// history returns every line the terminal has shown: the scrollback, then the screen.
 func (tm *term) history() string {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
 	var b strings.Builder
 	for y := 0; y < tm.emu.ScrollbackLen(); y++ {
 		var line strings.Builder
-		for x := 0; x < termCols; x++ {
+		for x := 0; x < tm.cols; x++ {
 			if c := tm.emu.ScrollbackCellAt(x, y); c != nil {
 				line.WriteString(c.Content)
 			}
@@ -450,7 +459,7 @@ const (
 		{"label":"Export to PDF","description":"PDF reports"}],"multiSelect":true}]}`
 	previewArgs = `{"questions":[{"question":"Which layout do you prefer?","header":"Layout","options":[
 		{"label":"Sidebar","description":"Navigation on the left","preview":"# Sidebar layout\n\n- **Nav** on the left\n- Content on the right\n\n` + "```" + `\n+------+----------+\n| nav  | content  |\n+------+----------+\n` + "```" + `"},
-		{"label":"Top bar","description":"Navigation on top","preview":"# Top bar layout\n\n1. Nav across the top\n2. Content below"}],"multiSelect":false}]}`
+		{"label":"Top bar","description":"Navigation on top","preview":"## Top bar layout\n\n1. Nav across the top\n2. Content below\n\n### Fits few sections"}],"multiSelect":false}]}`
 	twoArgs = `{"questions":[
 		{"question":"Which database?","header":"Database","options":[{"label":"Postgres","description":"Relational"},{"label":"SQLite","description":"Embedded"}],"multiSelect":false},
 		{"question":"Which extras?","header":"Extras","options":[{"label":"Metrics","description":"Prometheus"},{"label":"Tracing","description":"OpenTelemetry"}],"multiSelect":true}]}`

@@ -136,7 +136,7 @@ func (v *lineView) askSet(ctx context.Context, s *set, w waiting) viewResult {
 					return v.stopped(err)
 				}
 				text = strings.TrimSpace(clean(text, false))
-				if err := checkText(v.ui.maxText)(text); err != nil {
+				if err := checkText(text, v.ui.maxText); err != nil {
 					v.printf("%s.\n", upperFirst(err.Error()))
 					continue
 				}

@@ -41,8 +41,10 @@ func TestExampleOnATerminal(t *testing.T) {
 	wait("Which framework should we use for the new module?")
 	press("\x1b[B", "\r") // React
 	wait("Which features should the first release include?")
-	press(" ", "\r") // Dark mode
-	wait("Preview: Sidebar (Recommended)")
+	press("\x01", "\r") // ctrl+a: every option, not Other (which would open its box)
+	if screen := wait("Preview: Sidebar (Recommended)"); strings.Contains(screen, "## ") {
+		t.Errorf("the preview shows a heading's marks:\n%s", screen)
+	}
 	press("\r")
 	wait("Which database should we start with?")
 	press("\r")
@@ -56,7 +58,7 @@ func TestExampleOnATerminal(t *testing.T) {
 	wait("that is all")
 	ex.exit("after its last call")
 	out := ex.output()
-	for _, want := range []string{`"selectedLabels":["React"]`, `"selectedLabels":["Dark mode"]`, `(declined): {"error": "User declined to answer"}`,
+	for _, want := range []string{`"selectedLabels":["React"]`, `"selectedLabels":["Dark mode","i18n support","Export to PDF","Offline mode"],"customInput":null`, `(declined): {"error": "User declined to answer"}`,
 		`tool result (approved): {"deleted":"feature/old-login"}`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %s", want)
