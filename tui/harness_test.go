@@ -209,10 +209,14 @@ type term struct {
 	ptm  *os.File // the terminal's side: keystrokes in, drawing out
 	tty  *os.File // the program's side
 	emu  *vt.Emulator
-	mu   sync.Mutex // guards emu and raw
+	mu   sync.Mutex // guards emu, raw, shown and shownAt
 	raw  strings.Builder
-	done chan error // Run's result
-	wg   sync.WaitGroup
+	// shown is the screen as it was when raw had shownAt bytes: polling a big screen
+	// costs, a wait polls often, and the screen only changes when something is written.
+	shown   string
+	shownAt int
+	done    chan error // Run's result
+	wg      sync.WaitGroup
 	// stop ends Run's context, as a host that stops its terminal device does.
 	stop context.CancelFunc
 }
@@ -336,7 +340,10 @@ func (tm *term) typeText(s string) {
 func (tm *term) screen() string {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
-	return tm.emu.String()
+	if n := tm.raw.Len(); n != tm.shownAt || tm.shown == "" {
+		tm.shown, tm.shownAt = tm.emu.String(), n // only what is written changes the screen
+	}
+	return tm.shown
 }
 
 // rawOutput is everything the program wrote, escape sequences and all.
