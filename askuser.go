@@ -41,8 +41,11 @@ import (
 // ToolName is the name the model calls the tool by.
 const ToolName = "ask_user_questions"
 
-// Bounds of the arguments, for hosts and adapters that build questions in Go. The input
-// schema, schema/input.json, is where they are said; TestLimitsMatchSchema holds these to it.
+// Bounds of the arguments as the tool advertises them, for hosts and adapters that build
+// questions in Go. The input schema, schema/input.json, is where they are said;
+// TestLimitsMatchSchema holds these to it. [ParseArguments] and [Request.Validate] read
+// more liberally (a header of up to 100 characters, 1 to 8 options), and devices show
+// such questions; docs/ERRORS.md has the table.
 const (
 	MaxQuestions    = 4  // questions in one call, at least one
 	MinOptions      = 2  // options of a question
@@ -68,7 +71,8 @@ const (
 type Option struct {
 	// Label is the display text, also what an answer names in selectedLabels.
 	Label string `json:"label"`
-	// Description explains what choosing this option means.
+	// Description explains what choosing this option means. Advertised as required; an
+	// empty one is accepted, and nothing is shown under the label.
 	Description string `json:"description"`
 	// Preview is optional markdown shown in a monospace box beside a single-select question.
 	Preview string `json:"preview,omitempty"`
@@ -78,9 +82,11 @@ type Option struct {
 type Question struct {
 	// Question is the complete question; it identifies the question within its call.
 	Question string `json:"question"`
-	// Header is a very short label (at most 12 characters) shown as a chip.
+	// Header is a very short label shown as a chip: at most 12 characters advertised, up
+	// to 100 accepted, shown shortened on the chip and whole elsewhere.
 	Header string `json:"header"`
-	// Options are the 2 to 4 choices; every client adds its own free-text "Other".
+	// Options are the choices, 2 to 4 advertised and 1 to 8 accepted; every client adds
+	// its own free-text "Other".
 	Options []Option `json:"options"`
 	// MultiSelect allows several options to be chosen.
 	MultiSelect bool `json:"multiSelect"`

@@ -8,9 +8,9 @@ import (
 // The tests of askuser.go: the bounds it exports and the JSON shape of the types it
 // declares, which are the tool's input and output as the model and devices see them.
 
-// TestLimitsMatchSchema: the exported bounds are the schema's.
+// TestLimitsMatchSchema: the exported bounds are the advertised schema's.
 func TestLimitsMatchSchema(t *testing.T) {
-	s := inputSchema()
+	s := loadSchemas().advertised
 	qs, opts := s.At(fieldQuestions), s.At(fieldQuestions, "[]", fieldOptions)
 	for name, pair := range map[string][2]int{
 		"MaxQuestions":    {MaxQuestions, qs.MaxItems},

@@ -18,7 +18,9 @@ import (
 // that a dialect cannot express moves into the description of its property, written as
 // the providers' SDKs write it ("{maxLength: 12, minLength: 1}"), so the model still
 // reads it; and [ParseArguments], which is the same for every dialect, still enforces
-// it. A model that breaks such a constraint gets an [Invalid] result saying what to fix.
+// it, read as liberally as in every dialect (a longer header, more or fewer options; see
+// [ParseArguments]). A model that breaks such a constraint gets an [Invalid] result
+// saying what to fix.
 type Dialect int
 
 const (

@@ -284,8 +284,8 @@ func TestDialectConstraintsKeptOrDescribed(t *testing.T) {
 	}
 }
 
-// The constraints that moved into descriptions are still enforced: ParseArguments is
-// the same for every dialect.
+// The constraints that moved into descriptions are still enforced, as widened (see
+// accepted.go): ParseArguments is the same for every dialect.
 func TestDescribedConstraintsStillEnforced(t *testing.T) {
 	option := func(label string) string { return `{"label":"` + label + `","description":"d"}` }
 	question := func(q, header string, options ...string) string {
@@ -295,10 +295,10 @@ func TestDescribedConstraintsStillEnforced(t *testing.T) {
 	for _, tc := range []struct {
 		name, args, problem string
 	}{
-		{"header maxLength", `{"questions":[` + question("Q?", "Thirteen char", two...) + `]}`, "questions[0].header: must be at most 12 characters, got 13"},
+		{"header maxLength", `{"questions":[` + question("Q?", strings.Repeat("h", 101), two...) + `]}`, "questions[0].header: must be at most 100 characters, got 101; the tool's schema asks for at most 12"},
 		{"label minLength", `{"questions":[` + question("Q?", "H", option(""), option("B")) + `]}`, "questions[0].options[0].label: must not be empty"},
-		{"options minItems", `{"questions":[` + question("Q?", "H", option("A")) + `]}`, "questions[0].options: must have 2 to 4 options, got 1"},
-		{"options maxItems", `{"questions":[` + question("Q?", "H", option("A"), option("B"), option("C"), option("D"), option("E")) + `]}`, "questions[0].options: must have 2 to 4 options, got 5"},
+		{"options minItems", `{"questions":[` + question("Q?", "H") + `]}`, "questions[0].options: must have 1 to 8 options, got 0; the tool's schema asks for 2 to 4"},
+		{"options maxItems", `{"questions":[` + question("Q?", "H", option("A"), option("B"), option("C"), option("D"), option("E"), option("F"), option("G"), option("H"), option("I")) + `]}`, "questions[0].options: must have 1 to 8 options, got 9; the tool's schema asks for 2 to 4"},
 		{"questions maxItems", `{"questions":[` + strings.Join([]string{question("1?", "H", two...), question("2?", "H", two...), question("3?", "H", two...), question("4?", "H", two...), question("5?", "H", two...)}, ",") + `]}`, "questions: must have 1 to 4 questions, got 5"},
 		{"preview maxLength", `{"questions":[` + question("Q?", "H", `{"label":"A","description":"d","preview":"`+strings.Repeat("x", 20001)+`"}`, option("B")) + `]}`, "questions[0].options[0].preview: must be at most 20000 characters, got 20001"},
 	} {

@@ -52,16 +52,16 @@ func Example() {
 
 // Invalid arguments end the call at once with every problem listed for the model.
 func ExampleParseArguments() {
-	_, err := askuser.ParseArguments([]byte(`{"questions":[{"question":"Pick one?","header":"A header that is too long",
+	_, err := askuser.ParseArguments([]byte(`{"questions":[{"header":"A header longer than advertised",
 		"options":[{"label":"Other","description":"x"},{"label":" ","description":"y"}],"multiSelect":false,"extra":1}]}`))
 	for _, p := range err.(*askuser.ArgumentsError).Problems {
 		fmt.Println(p)
 	}
 	// Output:
 	// questions[0].extra: unknown field; the allowed fields here are question, header, options, multiSelect
-	// questions[0].header: must be at most 12 characters, got 25
 	// questions[0].options[0].label: "Other" duplicates the "Other" choice every client adds with a text box; remove this option
 	// questions[0].options[1].label: must not be blank
+	// questions[0].question: missing required field "question"
 }
 
 // answerFirst answers every question the device is shown with each question's first

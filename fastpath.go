@@ -172,7 +172,7 @@ func readOptions(sc *jsonscan.Scanner, q *Question, p *quickschema.Schema) bool 
 		return false
 	}
 	os := p.Items
-	q.Options = make([]Option, 0, max(p.MaxItems, 0)) // one allocation for the usual 2 to 4
+	q.Options = make([]Option, 0, MaxOptions) // one allocation for the usual 2 to 4
 	ok := sc.Array(func() bool {
 		q.Options = append(q.Options, Option{}) // read in place, as questions are
 		o := &q.Options[len(q.Options)-1]

@@ -41,9 +41,16 @@ var optionTexts = [...]textField[Option]{
 	{"preview", func(o *Option) *string { return &o.Preview }},
 }
 
-// inputSchema is schema/input.json compiled: the facts of the shape (required members,
-// bounds, the order of the fields) and the quick validity check.
+// inputSchema is the accepted input schema compiled (schema/input.json widened, see
+// accepted.go): the facts of the shape (required members, bounds, the order of the
+// fields) and the quick validity check.
 func inputSchema() *quickschema.Schema { return loadSchemas().quick }
+
+// advertisedAt is schemaAt in the schema advertised, schema/input.json, where some
+// bounds are narrower than those accepted (see accepted.go).
+func advertisedAt(path []string) *quickschema.Schema {
+	return loadSchemas().advertised.At(schemaPath(path)...)
+}
 
 // optionPath is where an option's schema is in inputSchema.
 var optionPath = []string{fieldQuestions, "[]", fieldOptions, "[]"}
@@ -51,6 +58,11 @@ var optionPath = []string{fieldQuestions, "[]", fieldOptions, "[]"}
 // schemaAt returns the schema at a location of the arguments given as JSON pointer
 // segments ("questions", "1", "options"), or nil.
 func schemaAt(path []string) *quickschema.Schema {
+	return inputSchema().At(schemaPath(path)...)
+}
+
+// schemaPath turns JSON pointer segments into a quickschema path: "[]" for an index.
+func schemaPath(path []string) []string {
 	p := make([]string, len(path))
 	for i, seg := range path {
 		if _, err := strconv.Atoi(seg); err == nil {
@@ -59,5 +71,5 @@ func schemaAt(path []string) *quickschema.Schema {
 			p[i] = seg
 		}
 	}
-	return inputSchema().At(p...)
+	return p
 }

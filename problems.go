@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/askuser-go/askuser/internal/quickschema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -68,13 +69,22 @@ func describeSchemaError(e *jsonschema.ValidationError, tree any) []string {
 		return []string{fmt.Sprintf("%s: must be %s, not %s", where, article(want), article(jsonTypeName(value)))}
 	case "minItems", "maxItems":
 		arr, _ := value.([]any)
-		s := schemaAt(path)
-		return []string{fmt.Sprintf("%s: must have %d to %d %s, got %d", where, s.MinItems, s.MaxItems, path[len(path)-1], len(arr))}
+		s, adv := schemaAt(path), advertisedAt(path)
+		p := fmt.Sprintf("%s: must have %d to %d %s, got %d", where, s.MinItems, s.MaxItems, path[len(path)-1], len(arr))
+		if adv != nil && (adv.MinItems != s.MinItems || adv.MaxItems != s.MaxItems) {
+			p += fmt.Sprintf("; the tool's schema asks for %d to %d", adv.MinItems, adv.MaxItems)
+		}
+		return []string{p}
 	case "minLength":
 		return []string{where + ": must not be empty"}
 	case "maxLength":
-		s, _ := value.(string)
-		return []string{fmt.Sprintf("%s: must be at most %d characters, got %d", where, schemaAt(path).MaxLen, utf8.RuneCountInString(s))}
+		str, _ := value.(string)
+		s, adv := schemaAt(path), advertisedAt(path)
+		p := fmt.Sprintf("%s: must be at most %d characters, got %d", where, s.MaxLen, utf8.RuneCountInString(str))
+		if adv != nil && adv.MaxLen != s.MaxLen {
+			p += fmt.Sprintf("; the tool's schema asks for at most %d", adv.MaxLen)
+		}
+		return []string{p}
 	}
 	return []string{where + ": " + e.Message}
 }
@@ -163,20 +173,22 @@ func joinPath(where, field string) string {
 }
 
 // problems checks the rules the schema cannot express. Empty strings are the schema's to
-// report; this reports strings that are only white space. Locations are formatted only
-// for a problem found: a valid request, the common case, costs no formatting.
+// report; this reports strings that are only white space, where the schema refuses an
+// empty one (an option's description may be either). Locations are formatted only for a
+// problem found: a valid request, the common case, costs no formatting.
 func (r *Request) problems() []string {
 	var out []string
-	blank := func(s string, where func() string) {
-		if s != "" && strings.TrimSpace(s) == "" {
+	blank := func(s string, of *quickschema.Schema, name string, where func() string) {
+		if s != "" && strings.TrimSpace(s) == "" && of.Props[name].MinLen > 0 {
 			out = append(out, where()+": must not be blank")
 		}
 	}
+	question, option := inputSchema().At(fieldQuestions, "[]"), inputSchema().At(optionPath...)
 	seenQ := make(map[string]int, len(r.Questions))
 	for i := range r.Questions {
 		q := &r.Questions[i]
 		for _, f := range questionTexts {
-			blank(*f.get(q), func() string { return questionLoc(i) + "." + f.name })
+			blank(*f.get(q), question, f.name, func() string { return questionLoc(i) + "." + f.name })
 		}
 		if t := strings.TrimSpace(q.Question); t != "" {
 			if j, dup := seenQ[t]; dup {
@@ -189,7 +201,7 @@ func (r *Request) problems() []string {
 		for k := range q.Options {
 			o := &q.Options[k]
 			for _, f := range optionTexts {
-				blank(*f.get(o), func() string { return optionLoc(i, k) + "." + f.name })
+				blank(*f.get(o), option, f.name, func() string { return optionLoc(i, k) + "." + f.name })
 			}
 			t := strings.TrimSpace(o.Label)
 			if t == "" {

@@ -56,10 +56,14 @@ func Definition() ToolDefinition {
 }
 
 type schemas struct {
-	inputRaw, outputRaw []byte
-	input, output       *jsonschema.Schema
-	// quick is the input schema compiled for its facts and the quick validity check.
-	quick *quickschema.Schema
+	// inputRaw is the input schema advertised (schema/input.json); acceptedRaw the one
+	// calls are validated against (see accepted.go).
+	inputRaw, acceptedRaw, outputRaw []byte
+	// input is acceptedRaw compiled; output is outputRaw compiled.
+	input, output *jsonschema.Schema
+	// quick is acceptedRaw compiled for its facts and the quick validity check;
+	// advertised is inputRaw compiled for its facts, which a refusal tells the model.
+	quick, advertised *quickschema.Schema
 }
 
 // loadSchemas compiles the embedded schemas once. They are part of the library, so a
@@ -73,9 +77,14 @@ var loadSchemas = sync.OnceValue(func() *schemas {
 	if s.outputRaw, err = schemaFiles.ReadFile("schema/output.json"); err != nil {
 		panic(err)
 	}
-	s.input = mustCompile("input.json", s.inputRaw)
+	if s.acceptedRaw, err = acceptedSchema(s.inputRaw); err != nil {
+		panic("askuser: embedded schema input.json: " + err.Error())
+	}
+	s.input = mustCompile("accepted.json", s.acceptedRaw)
 	s.output = mustCompile("output.json", s.outputRaw)
-	if s.quick = quickschema.Compile(s.inputRaw); s.quick == nil {
+	s.quick = quickschema.Compile(s.acceptedRaw)
+	s.advertised = quickschema.Compile(s.inputRaw)
+	if s.quick == nil || s.advertised == nil {
 		panic("askuser: embedded schema input.json uses a keyword outside the quick subset")
 	}
 	return s
@@ -97,8 +106,13 @@ func mustCompile(name string, raw []byte) *jsonschema.Schema {
 // ParseArguments turns the model's arguments into a [Request], validating them against
 // the input schema and against the rules a schema cannot say: question texts unique
 // within the call, option labels unique within a question, no option named "Other"
-// (every client adds its own), no blank strings. Unknown keys are refused everywhere
-// except inside "metadata". An optional member given as null (an option's "preview",
+// (every client adds its own), no blank strings but an option's description. Unknown
+// keys are refused everywhere except inside "metadata".
+//
+// The schema it validates against is the advertised one ([Definition]) read liberally: a
+// header of up to 100 characters (advertised: 12), 1 to 8 options (advertised: 2 to 4),
+// an option's description empty or left out (advertised: required). docs/ERRORS.md says
+// why, limit by limit. An optional member given as null (an option's "preview",
 // "metadata"), as strict schema dialects make models write it, is taken as absent.
 //
 // Two common model mistakes are forgiven: arguments double-encoded as a JSON string, and

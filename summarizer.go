@@ -95,7 +95,11 @@ func Transcript(arguments, content string) string {
 		}
 		fmt.Fprintf(&b, "[%s] %s%s\n", oneLine(q.Header), oneLine(q.Question), kind)
 		for _, o := range q.Options {
-			fmt.Fprintf(&b, "  - %s: %s\n", oneLine(o.Label), oneLine(o.Description))
+			if d := oneLine(o.Description); d != "" {
+				fmt.Fprintf(&b, "  - %s: %s\n", oneLine(o.Label), d)
+			} else {
+				fmt.Fprintf(&b, "  - %s\n", oneLine(o.Label)) // a description may be empty
+			}
 		}
 		if !answered {
 			continue

@@ -58,6 +58,10 @@ func TestTranscript(t *testing.T) {
   No answer: timed out
 `, Transcript(args, ResultTimeout))
 	assert.Equal(t, "ask_user_questions (invalid arguments)\n  Invalid question (1 problem)\n", Transcript(`{}`, InvalidResult([]string{"x"})))
+
+	// An option without a description is its label alone.
+	got := Transcript(`{"questions":[{"question":"Go ahead?","header":"Go","options":[{"label":"Yes","description":""},{"label":"No"}],"multiSelect":false}]}`, ResultTimeout)
+	assert.Equal(t, "[Go] Go ahead?\n  - Yes\n  - No\n  No answer: timed out\n", got)
 }
 
 // Summaries read results as JSON: spacing and escapes that a JSON encoder may have

@@ -16,6 +16,10 @@ func WithQ(old, new string) string {
 	return `{"questions":[` + strings.Replace(Q1, old, new, 1) + `]}`
 }
 
+// sevenOptions, in place of Q1's React, make the most options accepted: eight.
+const sevenOptions = `{"label":"React","description":"d"},{"label":"Svelte","description":"d"},{"label":"Solid","description":"d"},` +
+	`{"label":"Angular","description":"d"},{"label":"Qwik","description":"d"},{"label":"Ember","description":"d"},{"label":"Preact","description":"d"}`
+
 type ArgumentCase struct {
 	Name     string
 	Args     string
@@ -29,6 +33,18 @@ var ArgumentCases = []ArgumentCase{
 	{Name: "previews", Args: WithQ(`"description":"Matches the stack"}`, `"description":"Matches the stack","preview":"# Vue\n<template/>"}`)},
 	{Name: "metadata of any shape", Args: `{"questions":[` + Q1 + `],"metadata":{"source":"planner","n":1,"nested":{"x":[1,2]}}}`},
 	{Name: "Chinese header of 12 characters", Args: WithQ(`"Framework"`, `"选择一个合适的前端框架方"`)},
+
+	// Valid beyond the advertised schema: read liberally (see accepted.go).
+	{Name: "header of 13 characters", Args: WithQ(`"Framework"`, `"Web framework"`)},
+	{Name: "Chinese header of 13 characters", Args: WithQ(`"Framework"`, `"选择一个合适的前端框架方案"`)},
+	{Name: "header of 28 characters", Args: WithQ(`"Framework"`, `"Operational Context Details?"`)},
+	{Name: "header of 100 characters", Args: WithQ(`"Framework"`, `"`+strings.Repeat("h", 100)+`"`)},
+	{Name: "one option", Args: WithQ(`,{"label":"React","description":"Bigger ecosystem"}`, ``)},
+	{Name: "eight options", Args: WithQ(`{"label":"React","description":"Bigger ecosystem"}`, sevenOptions)},
+	{Name: "description empty", Args: WithQ(`"Bigger ecosystem"`, `""`)},
+	{Name: "description blank", Args: WithQ(`"Bigger ecosystem"`, `"\n"`)},
+	{Name: "description null", Args: WithQ(`"Bigger ecosystem"`, `null`)},
+	{Name: "option without description", Args: WithQ(`,"description":"Bigger ecosystem"`, ``)},
 	{Name: "arguments double-encoded as a JSON string", Args: `"{\"questions\":[{\"question\":\"Which framework?\",\"header\":\"Framework\",\"options\":[{\"label\":\"Vue\",\"description\":\"d\"},{\"label\":\"React\",\"description\":\"d\"}],\"multiSelect\":false}]}"`},
 	{Name: "questions as a JSON-encoded string", Args: `{"questions":"[{\"question\":\"Which framework?\",\"header\":\"Framework\",\"options\":[{\"label\":\"Vue\",\"description\":\"d\"},{\"label\":\"React\",\"description\":\"d\"}],\"multiSelect\":false}]"}`},
 
@@ -73,8 +89,7 @@ var ArgumentCases = []ArgumentCase{
 	{Name: "question too long", Args: WithQ(`"Which framework?"`, `"`+strings.Repeat("why ", 251)+`"`), Problems: []string{`questions[0].question: must be at most 1000 characters, got 1004`}},
 	{Name: "header empty", Args: WithQ(`"Framework"`, `""`), Problems: []string{`questions[0].header: must not be empty`}},
 	{Name: "header blank", Args: WithQ(`"Framework"`, `"   "`), Problems: []string{`questions[0].header: must not be blank`}},
-	{Name: "header of 13 characters", Args: WithQ(`"Framework"`, `"Web framework"`), Problems: []string{`questions[0].header: must be at most 12 characters, got 13`}},
-	{Name: "Chinese header of 13 characters", Args: WithQ(`"Framework"`, `"选择一个合适的前端框架方案"`), Problems: []string{`questions[0].header: must be at most 12 characters, got 13`}},
+	{Name: "header of 101 characters", Args: WithQ(`"Framework"`, `"`+strings.Repeat("h", 101)+`"`), Problems: []string{`questions[0].header: must be at most 100 characters, got 101; the tool's schema asks for at most 12`}},
 	{Name: "multiSelect missing", Args: WithQ(`,"multiSelect":false`, ``), Problems: []string{`questions[0].multiSelect: missing required field "multiSelect"`}},
 	{Name: "multiSelect a string", Args: WithQ(`"multiSelect":false`, `"multiSelect":"false"`), Problems: []string{`questions[0].multiSelect: must be a boolean, not a string`}},
 	{Name: "multiSelect null", Args: WithQ(`"multiSelect":false`, `"multiSelect":null`), Problems: []string{`questions[0].multiSelect: must be a boolean, not null`}},
@@ -82,17 +97,15 @@ var ArgumentCases = []ArgumentCase{
 	// Options.
 	{Name: "options missing", Args: `{"questions":[{"question":"Which framework?","header":"Framework","multiSelect":false}]}`, Problems: []string{`questions[0].options: missing required field "options"`}},
 	{Name: "options not an array", Args: `{"questions":[{"question":"Which framework?","header":"Framework","options":"Vue, React","multiSelect":false}]}`, Problems: []string{`questions[0].options: must be an array, not a string`}},
-	{Name: "one option", Args: WithQ(`,{"label":"React","description":"Bigger ecosystem"}`, ``), Problems: []string{`questions[0].options: must have 2 to 4 options, got 1`}},
-	{Name: "five options", Args: WithQ(`{"label":"React","description":"Bigger ecosystem"}`, `{"label":"React","description":"d"},{"label":"Svelte","description":"d"},{"label":"Solid","description":"d"},{"label":"Lit","description":"d"}`), Problems: []string{`questions[0].options: must have 2 to 4 options, got 5`}},
+	{Name: "no options", Args: WithQ(`[{"label":"Vue","description":"Matches the stack"},{"label":"React","description":"Bigger ecosystem"}]`, `[]`), Problems: []string{`questions[0].options: must have 1 to 8 options, got 0; the tool's schema asks for 2 to 4`}},
+	{Name: "nine options", Args: WithQ(`{"label":"React","description":"Bigger ecosystem"}`, sevenOptions+`,{"label":"Lit","description":"d"}`), Problems: []string{`questions[0].options: must have 1 to 8 options, got 9; the tool's schema asks for 2 to 4`}},
 	{Name: "an option that is a string", Args: WithQ(`{"label":"React","description":"Bigger ecosystem"}`, `"React"`), Problems: []string{`questions[0].options[1]: must be an object, not a string`}},
 	{Name: "option without label", Args: WithQ(`"label":"React",`, ``), Problems: []string{`questions[0].options[1].label: missing required field "label"`}},
-	{Name: "option without description", Args: WithQ(`,"description":"Bigger ecosystem"`, ``), Problems: []string{`questions[0].options[1].description: missing required field "description"`}},
 	{Name: "unknown option field", Args: WithQ(`"label":"React",`, `"label":"React","recommended":true,`), Problems: []string{`questions[0].options[1].recommended: unknown field; the allowed fields here are label, description, preview`}},
 	{Name: "label empty", Args: WithQ(`"React"`, `""`), Problems: []string{`questions[0].options[1].label: must not be empty`}},
 	{Name: "label blank", Args: WithQ(`"React"`, `" "`), Problems: []string{`questions[0].options[1].label: must not be blank`}},
 	{Name: "label too long", Args: WithQ(`"React"`, `"`+strings.Repeat("R", 101)+`"`), Problems: []string{`questions[0].options[1].label: must be at most 100 characters, got 101`}},
 	{Name: "label a number", Args: WithQ(`"React"`, `18`), Problems: []string{`questions[0].options[1].label: must be a string, not a number`}},
-	{Name: "description blank", Args: WithQ(`"Bigger ecosystem"`, `"\n"`), Problems: []string{`questions[0].options[1].description: must not be blank`}},
 	{Name: "description too long", Args: WithQ(`"Bigger ecosystem"`, `"`+strings.Repeat("d", 1001)+`"`), Problems: []string{`questions[0].options[1].description: must be at most 1000 characters, got 1001`}},
 	{Name: "preview empty", Args: WithQ(`"description":"Bigger ecosystem"`, `"description":"Bigger ecosystem","preview":""`), Problems: []string{`questions[0].options[1].preview: must not be empty`}},
 	{Name: "preview blank", Args: WithQ(`"description":"Bigger ecosystem"`, `"description":"Bigger ecosystem","preview":"  "`), Problems: []string{`questions[0].options[1].preview: must not be blank`}},
@@ -119,14 +132,65 @@ var ArgumentCases = []ArgumentCase{
 	}()},
 
 	// Several problems at once: all are listed, in order.
-	{Name: "every problem listed at once", Args: `{"questions":[` + Q1 + `,{"question":"Which tests?","header":"Tests and more","options":[{"label":" ","description":"unit"},{"label":"Other","description":"e2e","color":"red"}],"multiSelect":"yes"}],"extra":1}`, Problems: []string{
+	{Name: "every problem listed at once", Args: `{"questions":[` + Q1 + `,{"header":"Tests and more","options":[{"label":" ","description":"unit"},{"label":"Other","description":"e2e","color":"red"}],"multiSelect":"yes"}],"extra":1}`, Problems: []string{
 		`extra: unknown field; the allowed fields here are questions, metadata`,
-		`questions[1].header: must be at most 12 characters, got 14`,
 		`questions[1].multiSelect: must be a boolean, not a string`,
 		`questions[1].options[0].label: must not be blank`,
 		`questions[1].options[1].color: unknown field; the allowed fields here are label, description, preview`,
 		`questions[1].options[1].label: "Other" duplicates the "Other" choice every client adds with a text box; remove this option`,
+		`questions[1].question: missing required field "question"`,
 	}},
+}
+
+// LimitRow is one limit of the input schema: what the model is told (Definition), what
+// is accepted (ParseArguments) and why. The bounds are read from the two schemas, so that
+// the table in docs/ERRORS.md is always what the code does.
+type LimitRow struct {
+	Limit string
+	Path  []string // where in the schema, "[]" for an array's items; nil: the arguments' size
+	Why   string
+}
+
+var LimitRows = []LimitRow{
+	{Limit: "questions in a call", Path: []string{fieldQuestions},
+		Why: "Kept: a set is answered on one screen, and no real call asks more; more questions belong in a second call."},
+	{Limit: "`question`", Path: []string{fieldQuestions, "[]", "question"},
+		Why: "Kept: a hard bound. Every device shows the whole text, and every answer echoes it."},
+	{Limit: "`header`", Path: []string{fieldQuestions, "[]", "header"},
+		Why: "Real headers run to 28 characters, and Claude Code and OpenCode ask such calls. A longer header is shown shortened on the chip, whole on hover and to screen readers, and whole in the terminal. Past 100 characters it is a sentence in the wrong field."},
+	{Limit: "`options` of a question", Path: []string{fieldQuestions, "[]", fieldOptions},
+		Why: "One option is still a choice: it, or Other. More than four make a longer list, every option shown, then Other (OpenCode asks such calls). Eight keep every choice, Other included, on one digit in the terminal."},
+	{Limit: "`label`", Path: append(optionPath[:len(optionPath):len(optionPath)], "label"),
+		Why: "Kept: a hard bound. The person picks it, and the answer names it exactly; an option without one cannot be chosen."},
+	{Limit: "`description`", Path: append(optionPath[:len(optionPath):len(optionPath)], "description"),
+		Why: "Models write \"\" where the label says it all; nothing is shown under the label."},
+	{Limit: "`preview`", Path: append(optionPath[:len(optionPath):len(optionPath)], "preview"),
+		Why: "Kept: a hard bound on the markdown box beside the options."},
+	{Limit: "the arguments", Path: nil,
+		Why: "Kept: the bound that protects memory, checked before anything is read."},
+}
+
+// Bounds says a limit of LimitRows as the advertised schema or the accepted one has it.
+func Bounds(row LimitRow, advertised bool) string {
+	if row.Path == nil {
+		return fmt.Sprintf("at most %d KiB", MaxArgumentsBytes>>10)
+	}
+	root := inputSchema()
+	if advertised {
+		root = loadSchemas().advertised
+	}
+	s := root.At(row.Path...)
+	parent := root.At(row.Path[:len(row.Path)-1]...)
+	var b string
+	if s.Type == "array" {
+		b = fmt.Sprintf("%d to %d", s.MinItems, s.MaxItems)
+	} else {
+		b = fmt.Sprintf("%d to %d characters", s.MinLen, s.MaxLen)
+	}
+	if parent.Type == "object" && !parent.IsRequired(row.Path[len(row.Path)-1]) {
+		b += ", or none"
+	}
+	return b
 }
 
 // The device-message cases run against session 123 with one pending request "r1" asking

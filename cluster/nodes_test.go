@@ -26,6 +26,13 @@ import (
 //	go test -race -run TestNodeCrashes ./cluster -crash.runs 10 -timeout 60m -v
 var crashRuns = flag.Int("crash.runs", 1, "how many times TestNodeCrashes kills a node in each of its measurements")
 
+// crashBusy loads the machine for a soak of the crash tests: as many goroutines of the
+// test's process spinning, beside the NATS processes. A soak of the scenario of a quorum
+// lost twice, on a machine loaded as a busy host is:
+//
+//	go test -race -run 'TestNodeCrashes/quorum_lost_twice' ./cluster -crash.runs 20 -crash.busy 4 -timeout 60m -v
+var crashBusy = flag.Int("crash.busy", 0, "goroutines spinning beside TestNodeCrashes/quorum_lost_twice")
+
 // crashConn is the client side of a replica's connection, as docs/CLUSTER.md advises:
 // reconnect for ever, try a server that was just tried again after 250 ms, and take a
 // server that answers no ping within 2 × 2 s as dead (a machine that crashed closes no
@@ -99,15 +106,18 @@ func unavailableAsk(res askuser.Result) bool {
 	return res.Outcome == askuser.Undelivered && errors.Is(res.Err, cluster.ErrUnavailable)
 }
 
-// summary is the least, the median and the greatest of ds.
-func summary(ds []time.Duration) string {
+// summary is the least, the median and the greatest of ds, one per run.
+func summary(ds []time.Duration) string { return summaryOf(ds, "runs") }
+
+// summaryOf is the least, the median and the greatest of ds, counted as what.
+func summaryOf(ds []time.Duration, what string) string {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	if len(s) == 0 {
 		return "none"
 	}
 	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond) }
-	return fmt.Sprintf("%d runs: min %v, median %v, max %v", len(s), r(s[0]), r(s[len(s)/2]), r(s[len(s)-1]))
+	return fmt.Sprintf("%d %s: min %v, median %v, max %v", len(s), what, r(s[0]), r(s[len(s)/2]), r(s[len(s)-1]))
 }
 
 // TestNodeCrashes runs the crash tests side by side: each waits mostly for Raft
@@ -120,7 +130,9 @@ func TestNodeCrashes(t *testing.T) {
 	t.Run("stream leader killed", testStreamLeaderKilled)
 	t.Run("follower killed under a watch", testFollowerKilledUnderWatch)
 	t.Run("quorum lost", testQuorumLost)
+	t.Run("quorum lost twice", testQuorumLostTwice)
 	t.Run("a replica's only server killed", testReplicaServerKilled)
+	t.Run("a watch started again without a leader", testWatchWithoutLeader)
 }
 
 // Guarantee 5: the stream's leader is killed with SIGKILL in the middle of a run of

@@ -94,18 +94,20 @@ type Store struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
 	kv       jetstream.KeyValue
+	bucket   jetstream.Stream // the bucket's stream, for the watch's audit
 	opts     Options
 	stream   string // KV_<bucket>
 	subjects string // "$KV.<bucket>.": a key's subject is subjects+key
 	keepTTL  time.Duration
 	log      *slog.Logger
 
-	ctx     context.Context // ends the watch loop and the expiries
-	cancel  context.CancelFunc
-	done    chan struct{} // closed when the watch loop has returned
-	restart chan struct{} // buffer 1: start the watch again, from a fresh snapshot
-	expiry  sync.WaitGroup
-	bg      sync.WaitGroup // watches being stopped
+	ctx       context.Context // ends the watch loop and the expiries
+	cancel    context.CancelFunc
+	done      chan struct{} // closed when the watch loop has returned
+	restart   chan struct{} // buffer 1: start the watch again, from a fresh snapshot
+	newLeader chan struct{} // buffer 1: the bucket's stream has elected a leader (see loop)
+	expiry    sync.WaitGroup
+	bg        sync.WaitGroup // watches being stopped, audits under way
 
 	// term ends when the bucket's stream elects a leader, and is then replaced: see
 	// retry. Guarded by lmu.
@@ -122,7 +124,7 @@ type Store struct {
 	watchers map[*watcher]struct{}
 	relay    func(askuser.Event) // set once by the Transport
 	restarts int                 // how many snapshots the watch has taken, for tests
-	consumer string              // the name of the watch's consumer, for tests
+	feed     *feed               // the watch's current feed, for tests
 
 	// grantMu guards grantBucket, the grants' bucket once opened (see grants.go).
 	grantMu     sync.Mutex
@@ -188,7 +190,8 @@ func NewStore(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error)
 	// Every replica does this as it starts, several at once maybe: creating the stream,
 	// or updating it to the same settings, changes nothing the second time.
 	err = s.retry(ctx, func(ctx context.Context) error {
-		_, err := js.CreateOrUpdateStream(ctx, s.streamConfig())
+		var err error
+		s.bucket, err = js.CreateOrUpdateStream(ctx, s.streamConfig())
 		return err
 	})
 	if err != nil {
@@ -209,6 +212,7 @@ func NewStore(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error)
 	s.sessions = make(map[askuser.SessionID]map[string]*mirrored)
 	s.watchers = make(map[*watcher]struct{})
 	s.restart = make(chan struct{}, 1)
+	s.newLeader = make(chan struct{}, 1)
 	s.done = make(chan struct{})
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	ready := make(chan struct{})
@@ -577,10 +581,11 @@ func (s *Store) listPending(ctx context.Context, session askuser.SessionID) ([]a
 }
 
 // Watch calls f with every record that ends, on any replica, from now until stop is
-// called; after the store's NATS connection comes back, or its watch's consumer is lost
-// with the server that held it, also with every ended record still kept, so that ends
-// missed meanwhile reach their waiters. f is called from the store's watch goroutine, one record at a time, and must
-// return quickly.
+// called; whenever the store's watch starts again from a snapshot (its NATS connection
+// back, its consumer lost with the server that held it, or found behind the stream's
+// leader), also with every ended record still kept, so that ends missed meanwhile reach
+// their waiters. f is called from the store's watch goroutine, one record at a time, and
+// must return quickly.
 func (s *Store) Watch(f func(askuser.Record)) (stop func()) {
 	w := &watcher{f: f}
 	s.mu.Lock()

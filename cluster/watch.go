@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/askuser-go/askuser"
@@ -24,22 +25,26 @@ import (
 // a lost one.
 //
 // The watch starts from a snapshot of the bucket (the last value of every key) and is
-// started again from a fresh one when the connection to NATS comes back, or when its
+// started again from a fresh one when the connection to NATS comes back, when its
 // consumer's heartbeats stop (the server that held it is gone, while the replica's own
-// connection stays up): the snapshot is compared with the mirror, and whatever changed
-// meanwhile is handed on as above.
+// connection stays up), or when its audit finds it behind the stream's leader (see
+// audit.go): the snapshot is compared with the mirror, and whatever changed meanwhile is
+// handed on as above.
 
 func (s *Store) loop(ready chan struct{}) {
 	defer close(s.done)
 	status := s.nc.StatusChanged(nats.CONNECTED)
 	defer s.nc.RemoveStatusListener(status)
-	// A new leader of the bucket's stream: the requests in flight go to it at once. The
-	// watch goes on: its consumer is on a server that is alive, or its heartbeats stop.
-	// (Starting every replica's watch again here would place their new consumers while
-	// the dead server may still be counted among the living.)
+	// A new leader of the bucket's stream: the requests in flight go to it at once. A
+	// watch that runs goes on: its consumer is on a server that is alive, or its
+	// heartbeats stop (starting every replica's watch again here would place their new
+	// consumers while the dead server may still be counted among the living); it asks the
+	// leader about the questions it could not settle. A watch waiting to start again
+	// starts at once: quorum is back.
 	leader, err := s.nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+s.stream, func(*nats.Msg) {
 		s.log.Debug("cluster: the bucket's stream has a new leader")
 		s.elected()
+		signal(s.newLeader)
 	})
 	if err == nil {
 		defer func() { _ = leader.Unsubscribe() }()
@@ -67,6 +72,9 @@ func (s *Store) loop(ready chan struct{}) {
 		s.log.Warn("cluster: watching the bucket; trying again", "err", err, "in", wait)
 		select {
 		case <-time.After(wait):
+		case <-s.newLeader:
+			wait, try, failed = 50*time.Millisecond, firstMake, 0
+			continue
 		case <-s.ctx.Done():
 			return
 		}
@@ -75,9 +83,12 @@ func (s *Store) loop(ready chan struct{}) {
 }
 
 // kick makes the watch start again from a fresh snapshot.
-func (s *Store) kick() {
+func (s *Store) kick() { signal(s.restart) }
+
+// signal sends on ch, of buffer 1, unless a signal is already waiting there.
+func signal(ch chan struct{}) {
 	select {
-	case s.restart <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
@@ -104,10 +115,12 @@ func (s *Store) watch(status chan nats.Status, ready chan struct{}, try time.Dur
 	stalled := time.NewTimer(s.opts.RequestTimeout)
 	defer stalled.Stop()
 	var snap []entry
+	a := &audit{doubts: make(map[string]uint64), done: make(chan auditResult, 1)}
 	for done := f.initial == 0; !done; {
 		select {
 		case e := <-f.entries:
 			snap = append(snap, e)
+			a.seen = max(a.seen, e.rev)
 			done = e.pending == 0 || uint64(len(snap)) >= f.initial
 			stalled.Reset(s.opts.RequestTimeout)
 		case err := <-f.lost:
@@ -122,7 +135,7 @@ func (s *Store) watch(status chan nats.Status, ready chan struct{}, try time.Dur
 			return nil
 		}
 	}
-	s.reconcile(snap)
+	s.reconcile(snap, a.doubts)
 	if ready != nil {
 		select {
 		case <-ready:
@@ -130,10 +143,26 @@ func (s *Store) watch(status chan nats.Status, ready chan struct{}, try time.Dur
 			close(ready)
 		}
 	}
+	if len(a.doubts) > 0 {
+		s.startAudit(a)
+	}
+	tick := time.NewTicker(auditInterval)
+	defer tick.Stop()
 	for {
 		select {
 		case e := <-f.entries:
 			s.apply(e)
+			a.seen = max(a.seen, e.rev)
+		case <-tick.C:
+			s.startAudit(a)
+		case <-s.newLeader:
+			if len(a.doubts) > 0 {
+				s.startAudit(a)
+			}
+		case r := <-a.done:
+			if err := s.audited(a, r); err != nil {
+				return err
+			}
 		case err := <-f.lost:
 			return err
 		case <-status:
@@ -175,6 +204,12 @@ type entry struct {
 // kvOperation is the header of nats.go's key-value deletes and purges.
 const kvOperation = "KV-Operation"
 
+// isPut reports whether a message of the bucket, by its headers, holds a record: not a
+// delete, a purge, or the marker of a key whose TTL ran out.
+func isPut(h nats.Header) bool {
+	return h.Get(kvOperation) == "" && h.Get(jetstream.MarkerReasonHeader) == ""
+}
+
 // feed is one watch of the bucket: an ordered consumer of its stream that delivers the
 // last message of every key (the snapshot), then every new one.
 type feed struct {
@@ -184,6 +219,9 @@ type feed struct {
 	cc       jetstream.ConsumeContext
 	initial  uint64 // how many messages the snapshot has
 	consumer string // the consumer's name
+	// starved, set by tests, drops the consumer's messages: a consumer that sends its
+	// heartbeats and nothing else.
+	starved atomic.Bool
 }
 
 // errNotStarted is a watch whose consumer could not be made.
@@ -196,6 +234,9 @@ var errNotStarted = errors.New("cluster: starting the watch")
 func (s *Store) startWatch(try time.Duration) (*feed, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, try)
 	defer cancel()
+	// A new leader: the loop makes it again at once (the try may be stuck on a server
+	// that was not known to be gone).
+	defer context.AfterFunc(s.leaderTerm(), cancel)()
 	cons, err := s.js.OrderedConsumer(ctx, s.stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{s.subjects + ">"},
 		DeliverPolicy:     jetstream.DeliverLastPerSubjectPolicy,
@@ -209,14 +250,15 @@ func (s *Store) startWatch(try time.Duration) (*feed, error) {
 	info := cons.CachedInfo()
 	f := &feed{entries: make(chan entry, 256), lost: make(chan error, 1), done: make(chan struct{}), initial: info.NumPending, consumer: info.Name}
 	deliver := func(m jetstream.Msg) {
+		if f.starved.Load() {
+			return
+		}
 		md, err := m.Metadata()
 		if err != nil {
 			f.fail(err)
 			return
 		}
-		h := m.Headers()
-		e := entry{key: strings.TrimPrefix(m.Subject(), s.subjects), value: m.Data(), rev: md.Sequence.Stream, pending: md.NumPending,
-			put: h.Get(kvOperation) == "" && h.Get(jetstream.MarkerReasonHeader) == ""}
+		e := entry{key: strings.TrimPrefix(m.Subject(), s.subjects), value: m.Data(), rev: md.Sequence.Stream, pending: md.NumPending, put: isPut(m.Headers())}
 		select {
 		case f.entries <- e:
 		case <-f.done:
@@ -228,7 +270,7 @@ func (s *Store) startWatch(try time.Duration) (*feed, error) {
 		return nil, fmt.Errorf("%w: %w", errNotStarted, err)
 	}
 	s.mu.Lock()
-	s.consumer = f.consumer
+	s.feed = f
 	s.mu.Unlock()
 	return f, nil
 }
@@ -264,109 +306,89 @@ type change struct {
 	ended  []askuser.Record
 }
 
-// reconcile makes the mirror what the snapshot says, and hands on the differences. A
-// snapshot may come from a server that is still catching up (a watch's consumer need not
-// be on the stream's leader): after a restart, whatever it says changed is checked with
-// the leader first, and a question that cannot be checked stays as it was.
-func (s *Store) reconcile(snap []entry) {
+// reconcile makes the mirror what the snapshot says, and hands on the differences;
+// doubts gets the questions it cannot settle. Every message of a snapshot is committed,
+// but the snapshot may come from a server still catching up (a watch's consumer need not
+// be on the stream's leader): its messages are as new as the mirror's, or older, never
+// ahead of the stream. So a key whose snapshot message is later than the mirror's
+// question says that the question is over (its end, the key removed, or another question
+// under it), and a pending record the mirror lacks is pending (its end, if it has one, is
+// still to come, through this watch). A key whose snapshot message is older than the
+// mirror's, or which has none, cannot be told: its question stays pending in the mirror,
+// and in doubts, for the audit to ask the stream's leader (see audit.go). Nothing here
+// waits for the network: a snapshot taken while the stream has no leader (quorum just
+// back, a leader being elected) is taken in full.
+func (s *Store) reconcile(snap []entry, doubts map[string]uint64) {
 	slices.SortFunc(snap, func(a, b entry) int { return cmpUint(a.rev, b.rev) })
-	now := make(map[string]askuser.Record, len(snap))
+	last := make(map[string]entry, len(snap))
+	now := make(map[string]askuser.Record, len(snap)) // the records that decode
 	var ch change
 	for _, e := range snap {
-		if !e.put {
-			continue
-		}
-		rec, _, err := decodeRecord(e.value, e.rev)
-		if err != nil {
-			s.log.Warn("cluster: skipping a record", "key", e.key, "err", err)
-			continue
-		}
-		now[e.key] = rec
-		if rec.Outcome != 0 {
-			ch.ended = append(ch.ended, rec)
+		last[e.key] = e
+		if rec, ok := s.record(e); ok {
+			now[e.key] = rec
+			if rec.Outcome != 0 {
+				ch.ended = append(ch.ended, rec)
+			}
 		}
 	}
-	// Only this goroutine changes the mirror: what is read here holds until the end.
+	// Only this goroutine changes the mirror.
 	s.mu.Lock()
-	first := s.restarts == 0
 	s.restarts++
-	var gone []*mirrored
-	for _, m := range s.pending {
-		if rec, ok := now[m.key]; !ok || rec.Rev != m.rec.Rev || rec.Outcome != 0 {
-			gone = append(gone, m)
-		}
-	}
-	var added []string
-	for _, e := range snap {
-		if rec, ok := now[e.key]; ok && rec.Outcome == 0 && s.pending[e.key] == nil {
-			added = append(added, e.key)
-		}
-	}
-	s.mu.Unlock()
-	s.log.Debug("cluster: snapshot", "n", s.restarts, "entries", len(snap), "gone", len(gone), "added", len(added))
-
-	var ends []askuser.Record // of the questions gone, in order
-	for _, m := range gone {
-		rec, ok := now[m.key]
-		if !first {
-			cur, err := s.current(m.key)
-			switch {
-			case err != nil:
-				continue // cannot tell: left as it is
-			case cur.Rev == m.rec.Rev && cur.Outcome == 0:
-				continue // still pending: the snapshot was behind
-			}
-			rec, ok = cur, cur.Rev != 0
-		}
-		if !ok || rec.Rev != m.rec.Rev || rec.Outcome == 0 {
-			// Ended and already gone, or gone unanswered: over, in any case.
-			rec = m.rec
-			rec.Outcome, rec.Answers = askuser.TimedOut, nil
-		} else if !first {
-			ch.ended = append(ch.ended, rec)
-		}
-		ends = append(ends, rec)
-	}
-	var asks []askuser.Record
-	for _, key := range added {
-		rec := now[key]
-		if !first {
-			cur, err := s.current(key)
-			if err != nil || cur.Rev != rec.Rev || cur.Outcome != 0 {
-				continue // ended meanwhile (its end will come), or cannot tell
-			}
-		}
-		asks = append(asks, rec)
-	}
-	s.mu.Lock()
-	for _, rec := range ends {
-		if m := s.pending[recordKey(rec.Session, rec.RequestID())]; m != nil {
+	var over []askuser.Record
+	for key, m := range s.pending {
+		switch e, ok := last[key]; {
+		case ok && e.rev == m.rec.Rev: // still pending
+		case ok && e.rev > m.rec.Rev:
 			s.removeLocked(m)
+			rec, _ := overBy(m, now[key]) // an end is in ch.ended already
+			over = append(over, rec)
+		default:
+			doubts[key] = m.rec.Rev
 		}
+	}
+	sortByRev(over)
+	for _, rec := range over {
 		ch.events = append(ch.events, resolvedEvent(rec))
 	}
-	for _, rec := range asks {
-		s.addLocked(recordKey(rec.Session, rec.RequestID()), rec)
+	added := 0
+	for _, e := range snap {
+		rec, ok := now[e.key]
+		if !ok || rec.Outcome != 0 || s.pending[e.key] != nil {
+			continue // ended, or held already (the snapshot's record, or a later one)
+		}
+		s.addLocked(e.key, rec)
 		ch.events = append(ch.events, askEvent(rec))
+		added++
 	}
+	s.log.Debug("cluster: snapshot", "n", s.restarts, "entries", len(snap), "over", len(over), "added", added, "doubts", len(doubts))
 	s.handOnLocked(ch)
 }
 
-// current reads key from the stream's leader: its record, or a zero record when it has
-// none; an error when the leader cannot be asked.
-func (s *Store) current(key string) (askuser.Record, error) {
-	ctx, cancel := context.WithTimeout(s.ctx, s.opts.RequestTimeout)
-	defer cancel()
-	var rec askuser.Record
-	err := s.retry(ctx, func(ctx context.Context) error {
-		var err error
-		rec, _, err = s.get(ctx, key)
-		return err
-	})
-	if errors.Is(err, askuser.ErrNotPending) {
-		return askuser.Record{}, nil
+// record decodes e's record; false for a removal, or a record that does not decode.
+func (s *Store) record(e entry) (askuser.Record, bool) {
+	if !e.put {
+		return askuser.Record{}, false
 	}
-	return rec, err
+	rec, _, err := decodeRecord(e.value, e.rev)
+	if err != nil {
+		s.log.Warn("cluster: skipping a record", "key", e.key, "err", err)
+		return askuser.Record{}, false
+	}
+	return rec, true
+}
+
+// overBy returns how the mirror's question m ended, given the record of a later message
+// of its key (zero when that message removed the key): that record, when it is m's end
+// (and true), or else m's record timed out, unanswered (the key removed, or holding
+// another question).
+func overBy(m *mirrored, later askuser.Record) (askuser.Record, bool) {
+	if later.Rev == m.rec.Rev && later.Outcome != 0 {
+		return later, true
+	}
+	rec := m.rec
+	rec.Outcome, rec.Answers = askuser.TimedOut, nil
+	return rec, false
 }
 
 // apply takes one change of the bucket.

@@ -90,6 +90,14 @@ func start() error {
 	}
 	env.stop = append(env.stop, env.noCSP.stop)
 
+	browser, stop, err := startBrowser(chrome, filepath.Join(env.dir, "profile"))
+	env.stop = append(env.stop, stop)
+	env.browser = browser
+	return err
+}
+
+// startBrowser starts headless Chromium with its profile in dir; stop ends it.
+func startBrowser(chrome, dir string) (browser context.Context, stop func(), err error) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chrome),
 		chromedp.NoSandbox,
@@ -98,18 +106,16 @@ func start() error {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-background-networking", true),
-		chromedp.UserDataDir(filepath.Join(env.dir, "profile")),
+		chromedp.UserDataDir(dir),
 		chromedp.WindowSize(1200, 1000),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	env.stop = append(env.stop, cancelAlloc)
 	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	env.stop = append(env.stop, cancelBrowser)
+	stop = func() { cancelBrowser(); cancelAlloc() }
 	if err := chromedp.Do(browser); err != nil {
-		return fmt.Errorf("starting Chromium (%s): %w", chrome, err)
+		return nil, stop, fmt.Errorf("starting Chromium (%s): %w", chrome, err)
 	}
-	env.browser = browser
-	return nil
+	return browser, stop, nil
 }
 
 // findChrome returns the browser to drive: $E2E_CHROME, or chromium on the PATH.

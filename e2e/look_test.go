@@ -257,6 +257,8 @@ func TestChinese(t *testing.T) {
 	tb.open(env.main, newSession()+"&lang=zh")
 	tb.say("/single")
 	id := tb.newestPanel()
+	// The count comes to the title right after the question's first paint.
+	waitFor[bool](tb, "the title's count", `document.title === "(1) 等你回复 · askuser 演示"`)
 	got := eval[map[string]string](tb, `(() => {
 		const p = document.querySelector('[data-testid="panel"]');
 		const t = (s) => p.querySelector(s).textContent;

@@ -62,7 +62,12 @@ func (rc *receiver) next(t *testing.T) notify.Body {
 	return notify.Body{}
 }
 
-func TestNotifyAndDecideFromALink(t *testing.T) {
+// askUnwatched starts a demo of the test's own that sends its webhooks, signed, to a
+// receiver of the test's own after a second; has a device of a new session send text and
+// go as soon as the request that makes (an event of type typ) comes; and returns the
+// demo, the session, the request's id and the webhook that says nobody is looking.
+func askUnwatched(t *testing.T, typ, text string) (srv *demoServer, session, id string, b notify.Body) {
+	t.Helper()
 	setup(t)
 	rc := newReceiver(t)
 	srv, err := startDemo("127.0.0.1:0", "-notify-webhook", rc.srv.URL+"/hook", "-notify-after", "1s", "-notify-secret", notifySecret, "-timeout", "2m")
@@ -70,23 +75,22 @@ func TestNotifyAndDecideFromALink(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.stop)
-	session := newSession()
+	session = newSession()
 
-	// A device asks for it and goes: nobody is looking.
 	ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, "ws://"+srv.addr+"/ws?session="+session, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"user_message","data":{"text":"/tool delete_branch {\"name\":\"feature/from-a-link\"}"}}`)); err != nil {
+	msg, _ := json.Marshal(map[string]any{"type": "user_message", "data": map[string]string{"text": text}})
+	if err := ws.Write(ctx, websocket.MessageText, msg); err != nil {
 		t.Fatal(err)
 	}
-	var id string
 	for id == "" {
-		_, msg, err := ws.Read(ctx)
+		_, m, err := ws.Read(ctx)
 		if err != nil {
-			t.Fatalf("waiting for the approval: %v", err)
+			t.Fatalf("waiting for the %s: %v", typ, err)
 		}
 		var ev struct {
 			Type string `json:"type"`
@@ -94,13 +98,17 @@ func TestNotifyAndDecideFromALink(t *testing.T) {
 				RequestID string `json:"requestId"`
 			} `json:"data"`
 		}
-		if json.Unmarshal(msg, &ev) == nil && ev.Type == "tool_approval" {
+		if json.Unmarshal(m, &ev) == nil && ev.Type == typ {
 			id = ev.Data.RequestID
 		}
 	}
 	ws.Close(websocket.StatusNormalClosure, "")
+	return srv, session, id, rc.next(t)
+}
 
-	b := rc.next(t)
+func TestNotifyAndDecideFromALink(t *testing.T) {
+	// A device asks for it and goes: nobody is looking.
+	srv, session, id, b := askUnwatched(t, "tool_approval", `/tool delete_branch {"name":"feature/from-a-link"}`)
 	if b.Type != "tool_approval" || b.RequestID != id || b.Title != "delete_branch" || b.SessionID.String() != session || len(b.Actions) != 2 {
 		t.Fatalf("webhook %+v", b)
 	}

@@ -99,10 +99,16 @@ func TestSingleSelect(t *testing.T) {
 	if st := tb.state(id); mustJSON(st.Checked) != `[[false,true,false]]` {
 		t.Fatalf("single-select allowed two choices: %+v", st)
 	}
+	// Submit acts on its click, without the form's submission, before which the browser
+	// reads the whole form (a forced layout).
+	tb.do("counting the form's submissions", chromedp.Evaluate[chromedp.Void](`window.submitted = 0, document.addEventListener("submit", () => window.submitted++, true)`))
 	tb.do("submitting", chromedp.Click(sel(id, `[data-testid="submit"]`)))
 	tb.panelGone(id)
 	if got, want := tb.toolResult(id), `{"answers":[{"question":"Which framework should we use for the new module?","selectedLabels":["React"],"customInput":null}]}`; got != want {
 		t.Fatalf("tool result = %s\nwant          %s", got, want)
+	}
+	if n := eval[int](tb, `window.submitted`); n != 0 {
+		t.Errorf("a click on Submit submitted the form %d times", n)
 	}
 	waitFor[bool](tb, "the agent's note", `[...document.querySelectorAll("#transcript .agent .text")].some(e => e.textContent === "Noted: Framework → React.")`)
 }

@@ -158,7 +158,7 @@ func TestApprovalEdit(t *testing.T) {
 
 	tm.typeText(` "force": true`)
 	tm.press(keyEnter)
-	tm.waitScreen("The host refused the decision; fix this and send again:", "force: is not a field of this tool")
+	tm.waitScreen("The host refused the decision; fix this and send again:", "force: is not a field of this tool (it takes name)")
 	tm.waitScreen("> Edit the arguments") // the choice made is kept
 	tm.press(keyEnter)
 	tm.waitScreen("Editing the arguments", `┃   "name": "feature/login", "force": true`) // and the edit

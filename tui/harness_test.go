@@ -211,10 +211,11 @@ type term struct {
 	emu  *vt.Emulator
 	mu   sync.Mutex // guards emu, raw, shown and shownAt
 	raw  strings.Builder
-	// shown is the screen as it was when raw had shownAt bytes: polling a big screen
-	// costs, a wait polls often, and the screen only changes when something is written.
+	// shown is the screen as it was when raw had shownAt[0] bytes and the terminal was
+	// shownAt[1]×shownAt[2]: polling a big screen costs, a wait polls often, and the
+	// screen changes only when something is written or the terminal resized.
 	shown   string
-	shownAt int
+	shownAt [3]int
 	done    chan error // Run's result
 	wg      sync.WaitGroup
 	// stop ends Run's context, as a host that stops its terminal device does.
@@ -340,8 +341,9 @@ func (tm *term) typeText(s string) {
 func (tm *term) screen() string {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
-	if n := tm.raw.Len(); n != tm.shownAt || tm.shown == "" {
-		tm.shown, tm.shownAt = tm.emu.String(), n // only what is written changes the screen
+	at := [3]int{tm.raw.Len(), tm.emu.Width(), tm.emu.Height()}
+	if at != tm.shownAt || tm.shown == "" {
+		tm.shown, tm.shownAt = tm.emu.String(), at // only a write or a resize changes the screen
 	}
 	return tm.shown
 }

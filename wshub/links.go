@@ -97,8 +97,7 @@ func (h *Hub) lookup(ctx context.Context, c notify.Claims) (askuser.Record, erro
 type page struct {
 	Title    string
 	Ended    string // how the request ended, when it has
-	Tool     string
-	Args     string // pretty JSON
+	Call     string // the tool_approval event the page shows, for link.js
 	Decision string // the action's
 	Form     string // the action form's token
 }
@@ -148,7 +147,10 @@ func (h *Hub) actionPage(w http.ResponseWriter, r *http.Request) {
 	case rec.Outcome != 0:
 		p.Ended = endedText(rec)
 	default:
-		p.Tool, p.Args = rec.Approval.Tool, prettyJSON(rec.Approval.Arguments)
+		if p.Call, err = shownCall(rec.Approval); err != nil {
+			http.Error(w, "The request cannot be shown.", http.StatusInternalServerError)
+			return
+		}
 		p.Form = h.opts.Links.FormToken(r.PathValue("token"))
 	}
 	render(w, "action", p)
@@ -261,12 +263,27 @@ func endedText(rec askuser.Record) string {
 	return "This request has ended."
 }
 
-func prettyJSON(raw json.RawMessage) string {
+// shownCall is the tool_approval event of a, as the confirmation page's script takes it
+// to show the call by the panel's own rules (AskUser.showApproval): what the panel's card
+// shows, the arguments as the model wrote them, and no decisions, which the page's form
+// makes.
+func shownCall(a *askuser.ApprovalData) (string, error) {
 	var b bytes.Buffer
-	if json.Indent(&b, raw, "", "  ") != nil {
-		return string(raw)
-	}
-	return b.String()
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // html/template escapes the attribute
+	err := enc.Encode(struct {
+		Type string `json:"type"`
+		Data any    `json:"data"`
+	}{askuser.EventApproval, struct {
+		RequestID        string              `json:"requestId"`
+		Tool             string              `json:"tool"`
+		Arguments        json.RawMessage     `json:"arguments"`
+		ArgumentsInvalid bool                `json:"argumentsInvalid,omitempty"`
+		Description      string              `json:"description,omitempty"`
+		Decisions        []string            `json:"decisions"`
+		Source           *askuser.ToolSource `json:"source,omitempty"`
+	}{a.RequestID, a.Tool, a.Arguments, a.ArgumentsInvalid, a.Description, []string{}, a.Source}})
+	return strings.TrimSuffix(b.String(), "\n"), err
 }
 
 func render(w http.ResponseWriter, name string, p page) {
@@ -275,7 +292,8 @@ func render(w http.ResponseWriter, name string, p page) {
 }
 
 // pages are the link pages. The answer page's script, link.js, connects the panel to
-// the page's own WebSocket. Every page is at /a/TOKEN or /x/TOKEN: the assets are at
+// the page's own WebSocket; on a confirmation page it shows the call as the panel's card
+// does, and only then the form. Every page is at /a/TOKEN or /x/TOKEN: the assets are at
 // ../assets/.
 var pages = template.Must(template.New("").Parse(`
 {{define "head"}}<!doctype html>
@@ -291,8 +309,9 @@ var pages = template.Must(template.New("").Parse(`
 {{define "action"}}{{template "head" .}}<body class="askuser-link"><main>
 {{if .Ended}}<h1>{{.Ended}}</h1><p>There is nothing more to do here.</p>
 {{else}}<h1>{{if eq .Decision "approve"}}Approve{{else}}Deny{{end}} this tool call?</h1>
-<p class="askuser-link-tool">{{.Tool}}</p><pre class="askuser-link-args">{{.Args}}</pre>
-<form method="post"><input type="hidden" name="form" value="{{.Form}}">
-<button type="submit" class="askuser-link-{{.Decision}}">{{if eq .Decision "approve"}}Approve{{else}}Deny{{end}}</button></form>{{end}}
+<div id="askuser-link-call" data-event="{{.Call}}"></div><noscript>This page needs JavaScript to show the tool call.</noscript>
+<form method="post" hidden><input type="hidden" name="form" value="{{.Form}}">
+<button type="submit" class="askuser-link-{{.Decision}}">{{if eq .Decision "approve"}}Approve{{else}}Deny{{end}}</button></form>
+<script src="../assets/panel.js"></script><script src="../assets/link.js"></script>{{end}}
 </main></body></html>{{end}}
 `))

@@ -369,6 +369,32 @@ func ConsumerLeader(nodes []*Node, js jetstream.JetStream, stream, consumer stri
 	return nil, fmt.Errorf("natstest: the consumer %s has no leader among the nodes", consumer)
 }
 
+// LastSeq returns the last sequence of stream in the node's own copy of it, as the
+// node's monitoring endpoint reports it: what the node has applied, which a follower
+// may not have yet when a write has been committed by the others. False when the node
+// holds no copy of stream or does not answer.
+func (n *Node) LastSeq(stream string) (uint64, bool) {
+	client := &http.Client{Timeout: time.Second}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/jsz?streams=true", n.spec.HTTPPort))
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	var info server.JSInfo
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+		return 0, false
+	}
+	for _, a := range info.AccountDetails {
+		for _, st := range a.Streams {
+			if st.Name == stream {
+				return st.State.LastSeq, true
+			}
+		}
+	}
+	return 0, false
+}
+
 func byName(nodes []*Node, name string) *Node {
 	for _, n := range nodes {
 		if n.Name == name {

@@ -231,7 +231,7 @@ func TestToolInvalidArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || !strings.Contains(text(t, res), `"problems": ["questions[0].header: must be at most 12 characters, got 21"`) {
+	if !res.IsError || !strings.Contains(text(t, res), `"problems": ["questions[0].options: must have 1 to 8 options, got 0; the tool's schema asks for 2 to 4"`) {
 		t.Fatalf("result %q", text(t, res))
 	}
 	if s.devices.count() != 0 {

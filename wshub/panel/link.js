@@ -1,10 +1,19 @@
 /*
- * askuser link page: the panel for the one request an answer link is for, on the page's
- * own WebSocket (the link's path + "/ws"), which carries that request's events alone.
- * Served by wshub's LinkHandler beside panel.js; nothing else is needed on the page.
+ * askuser link pages. An answer link's: the panel for the one request the link is for, on
+ * the page's own WebSocket (the link's path + "/ws"), which carries that request's events
+ * alone. An action link's confirmation page: the tool call, shown by the panel's own rules
+ * (AskUser.showApproval), then the form that decides it. Served by wshub's LinkHandler
+ * beside panel.js; nothing else is needed on the page.
  */
 (function () {
   "use strict";
+  var call = document.getElementById("askuser-link-call");
+  if (call && window.AskUser) {
+    window.AskUser.showApproval(call, window.AskUser.parse(call.getAttribute("data-event")));
+    // The form only once the call is shown: nobody decides what they have not seen.
+    call.parentNode.querySelector("form").hidden = false;
+    return;
+  }
   var container = document.getElementById("askuser-link-panel");
   if (!container || !window.AskUser) {
     return;

@@ -3,9 +3,10 @@
 // The tool's name and the host's description, the arguments (buildJSONView, or the raw
 // text when they are not JSON), the decisions the approval offers, the forms of a denial
 // and of an edit, the countdown, and what the server said. A card reads an Approval and
-// decides nothing.
+// decides nothing. showApproval shows such a card read-only, for a page that takes the
+// decision itself.
 //
-// Exports: buildApprovalCard.
+// Exports: buildApprovalCard, showApproval.
 
 /**
  * buildApprovalCard renders approval a. ctx: {S, onDecide(decision), onMode(mode),
@@ -204,6 +205,31 @@ function buildApprovalCard(a, ctx) {
     },
     edit: edit
   };
+}
+
+/**
+ * showApproval renders into container, read-only, the card the panel shows for ev (a
+ * tool_approval event, best parsed with AskUser.parse, which keeps the arguments as
+ * written): the tool, whose it is, the description and the arguments, by the same rules,
+ * without the decisions. options: lang, strings. Returns the card's element.
+ */
+function showApproval(container, ev, options) {
+  var opts = options || {};
+  var lang = chooseLanguage(opts.lang, container);
+  var a = new Approval((ev && ev.data) || {}, sessionOf(ev || {}));
+  a.decisions = [];
+  var none = function () {};
+  var card = buildApprovalCard(a, {S: stringsFor(lang, opts.strings), onDecide: none, onMode: none,
+    onReason: none, onEdit: none, onDismiss: none});
+  card.update(true);
+  card.node.querySelector(".askuser-approval-actions").hidden = true;
+  var rootEl = el("div", "askuser-root");
+  rootEl.lang = lang === "zh" ? "zh-CN" : "en";
+  var stack = el("div", "askuser-approvals");
+  stack.appendChild(card.node);
+  rootEl.appendChild(stack);
+  container.appendChild(rootEl);
+  return card.node;
 }
 
 // buildSource says whose tool it is, for a tool that is not the host's own: the server

@@ -206,7 +206,11 @@ function createApprovals(parent, next, ctx) {
     countdown.tick();
     ctx.say(S.approvalAsked(clean(a.tool)));
     if (focus) {
-      entry.view.focus();
+      afterPaint(function () {
+        if (cards.get(a.requestId) === entry && !a.gone && !a.sending && shouldFocus()) {
+          entry.view.focus();
+        }
+      });
     }
   }
 

@@ -116,13 +116,31 @@ function createAttention(opts) {
   root.addEventListener("pagehide", onPageHide);
   root.addEventListener("pageshow", onPageShow);
 
-  function changed() {
+  // changed puts the count in the title; later, after the next paint: a title set costs
+  // the page a millisecond or more, which a new request's first paint need not wait for.
+  var titleDue = false;
+  var destroyed = false;
+  function setTitle() {
     var n = opts.pending();
-    doc.title = n > 0 ? S.waitingTitle(n) + (baseTitle ? " \u00b7 " + baseTitle : "") : baseTitle;
+    var title = n > 0 ? S.waitingTitle(n) + (baseTitle ? " \u00b7 " + baseTitle : "") : baseTitle;
+    if (!destroyed && doc.title !== title) {
+      doc.title = title;
+    }
+  }
+  function changed(later) {
+    if (!later) {
+      setTitle();
+    } else if (!titleDue) {
+      titleDue = true;
+      afterPaint(function () {
+        titleDue = false;
+        setTitle();
+      });
+    }
   }
 
   function arrived(ev) {
-    changed();
+    changed(true);
     var d = ev.data || {};
     var id = str(d.requestId);
     if (!id || shown[id] || !hidden() || permission() !== "granted" || remembered() !== "granted") {
@@ -176,6 +194,7 @@ function createAttention(opts) {
         }
       }
       shown = {};
+      destroyed = true;
       doc.title = baseTitle;
       if (bar.parentNode) {
         bar.parentNode.removeChild(bar);

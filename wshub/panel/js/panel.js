@@ -247,7 +247,11 @@ function createPanel(options) {
     countdown.tick();
     say(S.questionsAsked(set.questions.length));
     if (focus) {
-      focusSet(entry);
+      afterPaint(function () {
+        if (sets.get(set.requestId) === entry && !set.gone && !set.sending && shouldFocus()) {
+          focusSet(entry);
+        }
+      });
     }
   }
 
@@ -308,7 +312,7 @@ function createPanel(options) {
       return entry && entry.view.form === form ? entry : null;
     },
     submit: function (entry) {
-      entry.view.form.requestSubmit();
+      entry.view.submit();
     },
     decline: decline,
     dismiss: function (entry) {

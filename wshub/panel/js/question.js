@@ -21,6 +21,9 @@ function buildQuestion(q, qi, set, ctx) {
   var legend = el("legend", "askuser-legend");
   var chip = modelEl("span", "askuser-chip", q.header);
   chip.setAttribute("data-testid", "header");
+  // A header longer than the chip's room is cut short with an ellipsis (panel.css); the
+  // whole text stays the chip's text, which screen readers read, and is shown on hover.
+  chip.title = clean(q.header);
   var qtext = modelEl("span", "askuser-question-text", q.text);
   qtext.id = newId("q");
   qtext.setAttribute("data-testid", "question-text");
@@ -73,13 +76,16 @@ function buildQuestion(q, qi, set, ctx) {
       title.appendChild(badge);
       opt.classList.add("askuser-recommended");
     }
-    var desc = modelEl("span", "askuser-option-desc", o.description);
-    desc.id = newId("desc");
-    desc.setAttribute("data-testid", "option-description");
     text.appendChild(title);
-    text.appendChild(desc);
     input.setAttribute("aria-labelledby", title.id);
-    input.setAttribute("aria-describedby", desc.id);
+    // A description may be empty: then nothing is shown under the label.
+    if (o.description.trim() !== "") {
+      var desc = modelEl("span", "askuser-option-desc", o.description);
+      desc.id = newId("desc");
+      desc.setAttribute("data-testid", "option-description");
+      text.appendChild(desc);
+      input.setAttribute("aria-describedby", desc.id);
+    }
 
     opt.appendChild(input);
     opt.appendChild(text);

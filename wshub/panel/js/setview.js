@@ -9,7 +9,7 @@
 /**
  * buildSetView renders set. ctx: {S, maxCustomInput, onChoose(qi, oi, on),
  * onOther(qi, text), onSubmit(), onDecline(), onDismiss()}.
- * Returns the view: {form, update(connected), setCountdown(left), focusQuestion(qi),
+ * Returns the view: {form, update(connected), submit(), setCountdown(left), focusQuestion(qi),
  * focusOption(qi, oi), questionOf(node), head, foot}.
  */
 function buildSetView(set, ctx) {
@@ -80,6 +80,14 @@ function buildSetView(set, ctx) {
   foot.appendChild(row);
   form.appendChild(foot);
 
+  // Submit acts on its click, and keeps the browser from submitting the form: before a
+  // form's submit event the browser reads the whole form (for autofill), which lays the
+  // page out at once. A submission by other means (Enter in a field, with the shortcuts
+  // off) still comes through the submit event.
+  submit.addEventListener("click", function (e) {
+    e.preventDefault();
+    ctx.onSubmit();
+  });
   form.addEventListener("submit", function (e) {
     e.preventDefault();
     ctx.onSubmit();
@@ -130,6 +138,7 @@ function buildSetView(set, ctx) {
     var names = missing.map(function (qi) {
       var q = set.questions[qi];
       var b = modelEl("b", "askuser-hint-name", q.header || q.text);
+      b.title = b.textContent; // cut short when long (panel.css)
       return b;
     });
     var parts = S.needAnswer.split("{names}");
@@ -189,6 +198,7 @@ function buildSetView(set, ctx) {
     foot: foot,
     hint: hint,
     update: update,
+    submit: ctx.onSubmit,
     setCountdown: setCountdown,
     focusQuestion: focusQuestion,
     focusOption: function (qi, oi) {

@@ -4,7 +4,8 @@
 // container, else the browser's. Text nodes for what the model wrote are made with
 // textContent, without bidi controls, and read in the text's own direction.
 //
-// Exports: STRINGS, chooseLanguage, stringsFor, el, modelEl, clean, str, joinList, newId.
+// Exports: STRINGS, chooseLanguage, stringsFor, el, modelEl, clean, str, joinList, newId,
+// afterPaint.
 
 var STRINGS = {
   en: {
@@ -214,4 +215,18 @@ var counter = 0;
 function newId(what) {
   counter += 1;
   return "askuser-" + what + "-" + counter;
+}
+
+// afterPaint runs fn once the browser has painted what the page holds now (the task after
+// the next frame), or at once when the page is hidden and paints nothing (a hidden
+// page's timers may wait a minute). What lays the page out at once, such as focus(),
+// waits there rather than hold a new question back from the screen.
+function afterPaint(fn) {
+  if (typeof root.requestAnimationFrame !== "function" || document.hidden) {
+    fn();
+    return;
+  }
+  root.requestAnimationFrame(function () {
+    setTimeout(fn, 0);
+  });
 }

@@ -35,6 +35,7 @@
     version: "3",
     connect: connect,
     createPanel: createPanel,
+    showApproval: showApproval,
     markdown: markdown,
     parse: parseEvent,
     stringify: stringifyEvent

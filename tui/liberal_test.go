@@ -1,0 +1,98 @@
+package tui_test
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/creack/pty"
+)
+
+// liberalArgs is a call accepted beyond the advertised schema, as real models send it:
+// a header of 28 characters (advertised: 12), six options, one without a description.
+const liberalArgs = `{"questions":[{"question":"Can you share more detail on the operational context?","header":"Operational Context Details?","multiSelect":false,"options":[
+	{"label":"All details available","description":""},
+	{"label":"Need more info","description":"Ask me for the missing details"},
+	{"label":"SMTP only","description":"Only the mail server is known"},
+	{"label":"Rate limits","description":"Only the limits are known"},
+	{"label":"Database","description":"Only the database is known"},
+	{"label":"Everything else","description":"The rest of the context"}]}]}`
+
+// resize makes the terminal cols × rows, before a form is shown.
+func (tm *term) resize(cols, rows int) {
+	tm.t.Helper()
+	if err := pty.Setsize(tm.ptm, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)}); err != nil {
+		tm.t.Fatal(err)
+	}
+	tm.mu.Lock()
+	tm.emu.Resize(cols, rows)
+	tm.mu.Unlock()
+}
+
+// TestLongHeaderAndSixOptions: in a terminal of 100 columns and in one of 60, the form
+// shows the header whole, the question (wrapped when it must be), all six options (the
+// one without a description by its label alone), Other and the help below them, none
+// cut off (at 60 columns the title takes two lines, which the form's height once left
+// out, cutting the last options); the sixth option is chosen with the arrows, and the
+// answer goes. In the accessible mode, the options are numbered 1 to 6 and Other 7.
+func TestLongHeaderAndSixOptions(t *testing.T) {
+	options := []string{"> All details available", "Need more info — Ask me for the missing details", "SMTP only — Only the mail server is known",
+		"Rate limits — Only the limits are known", "Database — Only the database is known", "Everything else — The rest of the context",
+		"Other: type your own answer"}
+	for _, cols := range []int{100, 60} {
+		t.Run(strconv.Itoa(cols), func(t *testing.T) {
+			s := newServer(t, nil)
+			session := newSession()
+			tm := newTerm(t, s, session, nil)
+			tm.resize(cols, 30)
+			ch := s.ask(session, "call_liberal", liberalArgs)
+			scr := tm.waitScreen(append([]string{"[Operational Context Details?] Can you share more detail on"}, options...)...)
+			lines := strings.Split(scr, "\n")
+			at := func(text string) int {
+				return slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, text) })
+			}
+			// In order, one line each, below the question.
+			for k := 1; k < len(options); k++ {
+				if at(options[k]) != at(options[k-1])+1 {
+					t.Fatalf("%q is not on the line after %q:\n%s", options[k], options[k-1], scr)
+				}
+			}
+			if help := at("↑ up • ↓ down • enter submit"); help <= at("Other:") || help > at("Other:")+2 {
+				t.Fatalf("the help is not just below the options:\n%s", scr)
+			}
+			if !strings.Contains(strings.Join(lines[:at(options[0])], " "), "the operational context?") {
+				t.Fatalf("the question is not whole above the options:\n%s", scr)
+			}
+			for _, l := range lines {
+				if n := utf8.RuneCountInString(l); n > cols {
+					t.Errorf("a line of %d characters in %d columns: %q", n, cols, l)
+				}
+			}
+			tm.press(keyDown, keyDown, keyDown, keyDown, keyDown)
+			tm.waitScreen("> Everything else")
+			tm.press(keyEnter)
+			if got := answers(t, s.result(ch)); len(got) != 1 || strings.Join(got[0].SelectedLabels, "|") != "Everything else" {
+				t.Fatalf("answers %+v, want Everything else", got)
+			}
+			tm.waitHistory("[Operational Context Details?] Can you share more detail on")
+			tm.waitHistory("→ Everything else")
+		})
+	}
+
+	t.Run("accessible", func(t *testing.T) {
+		s := newServer(t, nil)
+		session := newSession()
+		tm := newTerm(t, s, session, accessible)
+		ch := s.ask(session, "call_liberal", liberalArgs)
+		tm.waitScreen("Question 1 of 1. Operational Context Details?: Can you share more detail on the operational context?",
+			"  1. All details available\n", "  2. Need more info: Ask me for the missing details",
+			"  6. Everything else: The rest of the context", "  7. Other: type your own answer")
+		tm.typeText("6\r")
+		if got := answers(t, s.result(ch)); strings.Join(got[0].SelectedLabels, "|") != "Everything else" {
+			t.Fatalf("answers %+v, want Everything else", got)
+		}
+		tm.noEscapes()
+	})
+}
