@@ -209,10 +209,15 @@ type term struct {
 	ptm  *os.File // the terminal's side: keystrokes in, drawing out
 	tty  *os.File // the program's side
 	emu  *vt.Emulator
-	mu   sync.Mutex // guards emu and raw
+	mu   sync.Mutex // guards emu, raw, shown and shownAt
 	raw  strings.Builder
-	done chan error // Run's result
-	wg   sync.WaitGroup
+	// shown is the screen as it was when raw had shownAt[0] bytes and the terminal was
+	// shownAt[1]×shownAt[2]: polling a big screen costs, a wait polls often, and the
+	// screen changes only when something is written or the terminal resized.
+	shown   string
+	shownAt [3]int
+	done    chan error // Run's result
+	wg      sync.WaitGroup
 	// stop ends Run's context, as a host that stops its terminal device does.
 	stop context.CancelFunc
 }
@@ -336,7 +341,11 @@ func (tm *term) typeText(s string) {
 func (tm *term) screen() string {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
-	return tm.emu.String()
+	at := [3]int{tm.raw.Len(), tm.emu.Width(), tm.emu.Height()}
+	if at != tm.shownAt || tm.shown == "" {
+		tm.shown, tm.shownAt = tm.emu.String(), at // only a write or a resize changes the screen
+	}
+	return tm.shown
 }
 
 // rawOutput is everything the program wrote, escape sequences and all.

@@ -209,7 +209,7 @@ func pack(texts []string, limit, most int, sep string) []string {
 // questions, headers (the texts that fit their 12 characters), option labels (in
 // labels of 100 characters; a longer text cut), descriptions and previews (four texts
 // a preview); the tool names (of 256 bytes), tool descriptions, argument keys and
-// values, preset reasons and reasons given on another device. In both modes, every
+// values, preset reasons (of 1000 characters) and reasons given on another device. In both modes, every
 // field is shown (the form visits each option with a preview), and nothing but text
 // reaches the terminal (checkOutput); nothing is loaded from the payloads' addresses.
 // TestCorpusFields puts each text alone through each field's rendering.
@@ -306,11 +306,10 @@ func TestHostileCorpus(t *testing.T) {
 			}
 			checkOutput(t, tm.rawOutput(), mode.opts != nil)
 
-			// Every text as a preset reason, on a host of its own: a form of a few hundred
-			// reasons takes a while to draw.
+			// The corpus as preset reasons (of 1000 characters), on a host of its own.
 			var presets []string
-			for i, s := range corpus {
-				presets = append(presets, fmt.Sprintf("R%03d %s", i, s))
+			for i, r := range pack(corpus, 990, 0, " ") {
+				presets = append(presets, fmt.Sprintf("R%03d%s", i, r))
 			}
 			rs := newServer(t, &askuser.Options{Policy: &askuser.Policy{Reasons: presets}})
 			rtm := newTermSized(t, rs, session, mode.opts, 120, 300)
@@ -322,7 +321,7 @@ func TestHostileCorpus(t *testing.T) {
 				rtm.waitScreen("Decision:")
 				rtm.press("2\r")
 			}
-			rtm.waitScreen(presets[0][:5], presets[len(presets)-1][:5])
+			rtm.waitScreen(presets[0][:4], presets[len(presets)-1][:4])
 			rtm.press(mode.decline)
 			if r := rs.decision(ch); r.Outcome != askuser.Denied {
 				t.Fatalf("outcome %v, want denied", r.Outcome)

@@ -144,38 +144,44 @@ func testMessageBurst(t *testing.T) {
 	wg.Wait()
 	for si := range sessions {
 		session := fmt.Sprintf("burst-%s-%d", base, si)
+		// The transcript is read until every message is in it, read and answered, and
+		// the session is idle, or the deadline passes: a status of idle can be recorded
+		// just before a message queued meanwhile starts its run.
 		var events []askuser.Event
-		deadline := time.Now().Add(2 * failsafe)
-		for {
-			events = transcript(t, srvs[si%len(srvs)].URL, session)
-			said := 0
-			for _, ev := range events {
-				if ev.Type == demo.EventUserMessage {
-					said++
+		var said, read map[string]int
+		var answered int
+		complete := func() bool {
+			for m := range messages {
+				text := fmt.Sprintf("/help %d", m)
+				if said[text] != 1 || read[text] != 1 {
+					return false
 				}
 			}
-			if said >= messages && idle(events) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
+			return answered == messages && idle(events)
 		}
-		said, read, answered := map[string]int{}, map[string]int{}, 0
-		for _, ev := range events {
-			switch text := field(ev, "text"); ev.Type {
-			case demo.EventUserMessage:
-				said[text]++
-				if !strings.Contains(string(ev.Data), `"queued":true`) {
-					read[text]++
+		for deadline := time.Now().Add(2 * failsafe); ; time.Sleep(200 * time.Millisecond) {
+			events = transcript(t, srvs[si%len(srvs)].URL, session)
+			said, read, answered = map[string]int{}, map[string]int{}, 0
+			for _, ev := range events {
+				switch text := field(ev, "text"); ev.Type {
+				case demo.EventUserMessage:
+					said[text]++
+					if !strings.Contains(string(ev.Data), `"queued":true`) {
+						read[text]++
+					}
+				case demo.EventAgentMessage:
+					if q, ok := strings.CutPrefix(text, "Now reading the message you sent while I was busy: "); ok {
+						var msg string
+						_ = json.Unmarshal([]byte(q), &msg)
+						read[msg]++
+					}
+					if strings.HasPrefix(text, "Send any message to start the tour") {
+						answered++
+					}
 				}
-			case demo.EventAgentMessage:
-				if q, ok := strings.CutPrefix(text, "Now reading the message you sent while I was busy: "); ok {
-					var msg string
-					_ = json.Unmarshal([]byte(q), &msg)
-					read[msg]++
-				}
-				if strings.HasPrefix(text, "Send any message to start the tour") {
-					answered++
-				}
+			}
+			if complete() || time.Now().After(deadline) {
+				break
 			}
 		}
 		for m := range messages {
