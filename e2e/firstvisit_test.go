@@ -380,13 +380,27 @@ func TestPhoneSheetSaysWhatIsBelow(t *testing.T) {
 	}
 	tb.pageScreenshot("phone-below")
 	tb.do("pressing the cue", chromedp.Click(chromedp.CSS("#more-below")))
-	got := waitFor[map[string]any](tb, "the approval in view", `(() => {
+	shown := `(() => { const m = document.querySelector("#more-below"); return !m.hidden && getComputedStyle(m).visibility !== "hidden"; })()`
+	waitFor[bool](tb, "the approval in view", `(() => {
 		const c = `+cardJS(id)+`, q = document.querySelector("#questions").getBoundingClientRect(), r = c.getBoundingClientRect();
-		return r.top >= q.top - 1 && r.top < q.bottom - 100 && document.activeElement === c && {hidden: document.querySelector("#more-below").hidden};
+		return r.top >= q.top - 1 && r.top < q.bottom - 100 && document.activeElement === c;
 	})()`)
 	tb.settle()
-	if !eval[bool](tb, `document.querySelector("#more-below").hidden`) {
-		t.Errorf("the cue stays once the approval is in view (%v)", got)
+	if eval[bool](tb, shown) {
+		t.Errorf("the cue stays once the approval is in view")
+	}
+	// Scrolled back up, the cue says again what is below, in the same room.
+	tb.do("scrolling the sheet to the top", chromedp.Evaluate[chromedp.Void](`document.querySelector("#questions").scrollTop = 0`))
+	waitFor[bool](tb, "the cue again", shown)
+	// Scrolled by hand to the end, the cue goes and leaves everything where it was: what
+	// the person is about to tap does not move under their finger.
+	top := eval[float64](tb, `(() => { const q = document.querySelector("#questions"); q.scrollTop = q.scrollHeight; return `+cardJS(id)+`.getBoundingClientRect().top; })()`)
+	tb.settle()
+	if eval[bool](tb, shown) {
+		t.Errorf("the cue stays once the sheet is scrolled to its end")
+	}
+	if now := eval[float64](tb, cardJS(id)+`.getBoundingClientRect().top`); now != top {
+		t.Errorf("the approval moved from %v to %v when the cue went", top, now)
 	}
 }
 

@@ -666,7 +666,14 @@ func (f *frames) find(t *testing.T, sent bool, parts ...string) string {
 		}
 		f.mu.Unlock()
 		if time.Now().After(deadline) {
-			t.Fatalf("no WebSocket message (sent %v) with %q", sent, parts)
+			f.mu.Lock()
+			seen := len(list)
+			last := ""
+			if seen > 0 {
+				last = list[seen-1]
+			}
+			f.mu.Unlock()
+			t.Fatalf("no WebSocket message (sent %v) with %q; %d messages, the last: %.600s", sent, parts, seen, last)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}

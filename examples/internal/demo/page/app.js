@@ -476,13 +476,21 @@
   // The question section scrolls on its own: a request that is wholly below its visible
   // part (the approval of /parallel, under a question, on a phone) gets a button under
   // it that says so and brings it into view.
+  //
+  // The button takes its room, or gives it back, only when the requests change or the
+  // window does. When the person scrolls to what it points to, it only turns invisible
+  // in its room: giving the room back would grow the section under a scroll at its end,
+  // and the browser would move the content under the person's pointer (a click on
+  // Approve would land beside it).
   var more = el("button", "more-below");
   more.type = "button";
   more.id = "more-below";
   more.hidden = true;
   questions.parentNode.insertBefore(more, questions.nextSibling);
   var moreFrame = 0;
+  var moreRoom = true; // whether the next measure may add or remove the button's room
   var hiddenBelow = [];
+  var requestsSel = '[data-testid="panel"], [data-testid="approval"], .askuser-note';
 
   function measureBelow() {
     moreFrame = 0;
@@ -503,20 +511,42 @@
         }
       }
     });
-    var text = hiddenBelow.length ? "\u2193 " + T.below(nq, na) : "";
-    if (more.textContent !== text) {
-      more.textContent = text;
+    if (hiddenBelow.length) {
+      var text = "\u2193 " + T.below(nq, na);
+      if (more.textContent !== text) {
+        more.textContent = text;
+      }
+      more.hidden = false;
+    } else if (moreRoom) {
+      more.hidden = true;
     }
-    more.hidden = hiddenBelow.length === 0;
+    more.classList.toggle("idle", !more.hidden && hiddenBelow.length === 0);
+    moreRoom = false;
   }
   function checkBelow() {
     if (!moreFrame) {
       moreFrame = requestAnimationFrame(measureBelow);
     }
   }
+  function requestsChanged(records) {
+    var changed = records.some(function (r) {
+      return [r.addedNodes, r.removedNodes].some(function (nodes) {
+        return Array.prototype.some.call(nodes, function (n) {
+          return n.nodeType === 1 && (n.matches(requestsSel) || n.querySelector(requestsSel) !== null);
+        });
+      });
+    });
+    if (changed) {
+      moreRoom = true;
+    }
+    checkBelow();
+  }
   questions.addEventListener("scroll", checkBelow, {passive: true});
-  window.addEventListener("resize", checkBelow);
-  new MutationObserver(checkBelow).observe(questions, {childList: true, subtree: true});
+  window.addEventListener("resize", function () {
+    moreRoom = true;
+    checkBelow();
+  });
+  new MutationObserver(requestsChanged).observe(questions, {childList: true, subtree: true});
   if (window.ResizeObserver) {
     new ResizeObserver(checkBelow).observe(questions);
   }
