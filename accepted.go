@@ -26,25 +26,39 @@ const (
 	// hover, to screen readers and in the terminal. Past 100 characters, the bound of a
 	// label, it is no longer a label but a sentence in the wrong field.
 	acceptedMaxHeaderLength = 100
-	// acceptedMinOptions: one option is still a choice, that option or Other.
-	acceptedMinOptions = 1
+	// acceptedMinOptions: no options, and the question is answered in free text; one
+	// option is still a choice, that option or Other.
+	acceptedMinOptions = 0
 	// acceptedMaxOptions: more options make a longer list, still whole. Eight keep every
 	// choice, Other included, on one digit (1 to 9) in the terminal's numbered list.
 	acceptedMaxOptions = 8
+	// acceptedMaxPlaceholderLength: a placeholder is a hint in a text box, no longer
+	// than a header.
+	acceptedMaxPlaceholderLength = 100
 )
 
 // widenings are where the accepted schema differs from schema/input.json: a path of
-// member names from the schema's root to a keyword, and the keyword's accepted value.
+// member names from the schema's root to a keyword, and the keyword's accepted value;
+// or, with add, a path to an object and the members added at its end.
 var widenings = []struct {
 	path  string
 	value string
+	add   bool
 }{
-	{"properties/questions/items/properties/header/maxLength", strconv.Itoa(acceptedMaxHeaderLength)},
-	{"properties/questions/items/properties/options/minItems", strconv.Itoa(acceptedMinOptions)},
-	{"properties/questions/items/properties/options/maxItems", strconv.Itoa(acceptedMaxOptions)},
+	// Only the question's text is required. A question without a header has no chip;
+	// without multiSelect it is single-select (OpenCode's default, and Unity's); without
+	// options it is answered in free text, the "Other" box alone.
+	{"properties/questions/items/required", `["question"]`, false},
+	{"properties/questions/items/properties/header/minLength", "0", false},
+	{"properties/questions/items/properties/header/maxLength", strconv.Itoa(acceptedMaxHeaderLength), false},
+	{"properties/questions/items/properties/options/minItems", strconv.Itoa(acceptedMinOptions), false},
+	{"properties/questions/items/properties/options/maxItems", strconv.Itoa(acceptedMaxOptions), false},
 	// A description may be empty or left out: the option is then shown by its label alone.
-	{"properties/questions/items/properties/options/items/required", `["label"]`},
-	{"properties/questions/items/properties/options/items/properties/description/minLength", "0"},
+	{"properties/questions/items/properties/options/items/required", `["label"]`, false},
+	{"properties/questions/items/properties/options/items/properties/description/minLength", "0", false},
+	// A hint shown in the empty free-text box, as Unity's AskUser lets a model write it.
+	{"properties/questions/items/properties", `"placeholder": {"type": "string", "maxLength": ` +
+		strconv.Itoa(acceptedMaxPlaceholderLength) + `, "description": "Hint shown in the empty free-text box"}`, true},
 }
 
 // acceptedSchema returns the advertised input schema with the widenings applied. It
@@ -56,9 +70,61 @@ func acceptedSchema(advertised []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("widening %s: %w", w.path, err)
 		}
+		if w.add {
+			obj := bytes.TrimRight(doc[start:end], " \t\r\n")
+			if len(obj) < 2 || obj[len(obj)-1] != '}' {
+				return nil, fmt.Errorf("widening %s: not an object", w.path)
+			}
+			at := start + len(obj) - 1
+			doc = slices.Concat(doc[:at], []byte(", "+w.value), doc[at:])
+			continue
+		}
 		doc = slices.Concat(doc[:start], []byte(w.value), doc[end:])
 	}
 	return doc, nil
+}
+
+// Unity's AskUser says a question's kind in a member "type": "choice" (options to
+// choose from) or "text" (free text, no options). The accepted schema has no such
+// member: a question without options is answered in free text anyway. So "type" is
+// checked against the options the question has, and then dropped.
+const (
+	fieldType  = "type"
+	kindText   = "text"
+	kindChoice = "choice"
+)
+
+// dropKinds checks and removes the "type" member of every question of tree (decoded
+// arguments), and returns the problems: a kind other than the two, free text with
+// options, or a choice without any.
+func dropKinds(tree any) []string {
+	obj, _ := tree.(map[string]any)
+	qs, _ := obj[fieldQuestions].([]any)
+	var out []string
+	for i, qv := range qs {
+		q, _ := qv.(map[string]any)
+		kind, ok := q[fieldType]
+		if !ok {
+			continue
+		}
+		delete(q, fieldType)
+		opts, _ := q[fieldOptions].([]any)
+		where := questionLoc(i) + "." + fieldType
+		switch kind {
+		case kindText:
+			if len(opts) > 0 {
+				out = append(out, fmt.Sprintf("%s: a question of type %q is answered in free text, but it has %d options; remove them, or make it %q", where, kindText, len(opts), kindChoice))
+			}
+		case kindChoice:
+			if len(opts) == 0 {
+				out = append(out, fmt.Sprintf("%s: a question of type %q needs options to choose from; add them, or make it %q", where, kindChoice, kindText))
+			}
+		default:
+			given, _ := json.Marshal(kind)
+			out = append(out, fmt.Sprintf("%s: must be %q or %q (or left out), not %s", where, kindChoice, kindText, given))
+		}
+	}
+	return out
 }
 
 // valueSpan returns where, in doc, is the value at path: a member name per step, each

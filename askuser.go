@@ -44,7 +44,7 @@ const ToolName = "ask_user_questions"
 // Bounds of the arguments as the tool advertises them, for hosts and adapters that build
 // questions in Go. The input schema, schema/input.json, is where they are said;
 // TestLimitsMatchSchema holds these to it. [ParseArguments] and [Request.Validate] read
-// more liberally (a header of up to 100 characters, 1 to 8 options), and devices show
+// more liberally (a header of up to 100 characters or none, 0 to 8 options), and devices show
 // such questions; docs/ERRORS.md has the table.
 const (
 	MaxQuestions    = 4  // questions in one call, at least one
@@ -83,13 +83,18 @@ type Question struct {
 	// Question is the complete question; it identifies the question within its call.
 	Question string `json:"question"`
 	// Header is a very short label shown as a chip: at most 12 characters advertised, up
-	// to 100 accepted, shown shortened on the chip and whole elsewhere.
+	// to 100 accepted, shown shortened on the chip and whole elsewhere. It may be empty
+	// (the model gave none): then there is no chip.
 	Header string `json:"header"`
-	// Options are the choices, 2 to 4 advertised and 1 to 8 accepted; every client adds
-	// its own free-text "Other".
+	// Options are the choices, 2 to 4 advertised and 0 to 8 accepted; every client adds
+	// its own free-text "Other". A question without options is answered in free text
+	// alone: its "Other" box is all there is.
 	Options []Option `json:"options"`
 	// MultiSelect allows several options to be chosen.
 	MultiSelect bool `json:"multiSelect"`
+	// Placeholder is an optional hint shown in the empty free-text box. It is not in
+	// the advertised schema; models trained on other tools write it.
+	Placeholder string `json:"placeholder,omitempty"`
 }
 
 // Request is the tool's input: what the model asks. Build one with [ParseArguments] from

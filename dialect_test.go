@@ -296,8 +296,7 @@ func TestDescribedConstraintsStillEnforced(t *testing.T) {
 	}{
 		{"header maxLength", `{"questions":[` + question("Q?", strings.Repeat("h", 101), two...) + `]}`, "questions[0].header: must be at most 100 characters, got 101; the tool's schema asks for at most 12"},
 		{"label minLength", `{"questions":[` + question("Q?", "H", option(""), option("B")) + `]}`, "questions[0].options[0].label: must not be empty"},
-		{"options minItems", `{"questions":[` + question("Q?", "H") + `]}`, "questions[0].options: must have 1 to 8 options, got 0; the tool's schema asks for 2 to 4"},
-		{"options maxItems", `{"questions":[` + question("Q?", "H", option("A"), option("B"), option("C"), option("D"), option("E"), option("F"), option("G"), option("H"), option("I")) + `]}`, "questions[0].options: must have 1 to 8 options, got 9; the tool's schema asks for 2 to 4"},
+		{"options maxItems", `{"questions":[` + question("Q?", "H", option("A"), option("B"), option("C"), option("D"), option("E"), option("F"), option("G"), option("H"), option("I")) + `]}`, "questions[0].options: must have at most 8 options, got 9; the tool's schema asks for 2 to 4"},
 		{"questions maxItems", `{"questions":[` + strings.Join([]string{question("1?", "H", two...), question("2?", "H", two...), question("3?", "H", two...), question("4?", "H", two...), question("5?", "H", two...)}, ",") + `]}`, "questions: must have 1 to 4 questions, got 5"},
 		{"preview maxLength", `{"questions":[` + question("Q?", "H", `{"label":"A","description":"d","preview":"`+strings.Repeat("x", 20001)+`"}`, option("B")) + `]}`, "questions[0].options[0].preview: must be at most 20000 characters, got 20001"},
 	} {

@@ -621,9 +621,9 @@ func TestAskValidatesGoRequests(t *testing.T) {
 		d, mt := newTestDispatcher(nil)
 		defer d.Close()
 		dev := mt.Connect(session)
-		res := d.Ask(context.Background(), session, "", &Request{Questions: []Question{{Question: "Q?", Header: "H"}}})
+		res := d.Ask(context.Background(), session, "", &Request{Questions: []Question{{Question: "Q?", Header: "H", Options: []Option{{Label: "Other"}}}}})
 		assert.Equal(t, Invalid, res.Outcome)
-		assert.Contains(t, res.Problems, "questions[0].options: must be an array, not null")
+		assert.Contains(t, res.Problems, `questions[0].options[0].label: "Other" duplicates the "Other" choice every client adds with a text box; remove this option`)
 
 		req := &Request{Questions: []Question{{Question: "Deploy now?", Header: "Deploy", Options: []Option{{Label: "Yes", Description: "Ship it"}, {Label: "No", Description: "Wait"}}}}}
 		ch := make(chan Result, 1)

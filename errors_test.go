@@ -28,9 +28,10 @@ func TestErrorsDocIsCurrent(t *testing.T) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", row.Limit, Bounds(row, true), Bounds(row, false), row.Why)
 	}
 	b.WriteString("\nEverything else is refused as the advertised schema says, every problem named with where it is and what to do:\n")
-	b.WriteString("no `questions`, a question without its `question`, `header`, `options` or `multiSelect`, an option without a `label`,\n")
+	b.WriteString("no `questions`, a question without its `question`, an option without a `label`,\n")
 	b.WriteString("two questions with one text or two options with one label, an option that is the client's own \"Other\",\n")
-	b.WriteString("a blank text (a description may be blank), a value of the wrong type, and an unknown field, whose meaning would be lost.\n")
+	b.WriteString("a blank question or label, a value of the wrong type, a `type` that contradicts the options,\n")
+	b.WriteString("and an unknown field, whose meaning would be lost.\n")
 	b.WriteString("A refusal past a widened bound also says the advertised one, for the model's next call.\n\n")
 	b.WriteString("## Malformed model arguments\n\n")
 	b.WriteString("The model's `ask_user_questions` call ends at once, without bothering any device, with the tool result\n")

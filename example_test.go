@@ -58,7 +58,7 @@ func ExampleParseArguments() {
 		fmt.Println(p)
 	}
 	// Output:
-	// questions[0].extra: unknown field; the allowed fields here are question, header, options, multiSelect
+	// questions[0].extra: unknown field; the allowed fields here are question, header, options, multiSelect, placeholder
 	// questions[0].options[0].label: "Other" duplicates the "Other" choice every client adds with a text box; remove this option
 	// questions[0].options[1].label: must not be blank
 	// questions[0].question: missing required field "question"

@@ -27,12 +27,20 @@ type textField[T any] struct {
 	get  func(*T) *string
 }
 
-// questionTexts are the string members of a question; its other members are options and
+// questionTexts are the string members of a question before its options and
 // multiSelect.
 var questionTexts = [...]textField[Question]{
 	{"question", func(q *Question) *string { return &q.Question }},
 	{"header", func(q *Question) *string { return &q.Header }},
 }
+
+// questionTail are the string members of a question after options and multiSelect.
+var questionTail = [...]textField[Question]{
+	{"placeholder", func(q *Question) *string { return &q.Placeholder }},
+}
+
+// questionStrings are all the string members of a question.
+var questionStrings = append(questionTexts[:len(questionTexts):len(questionTexts)], questionTail[:]...)
 
 // optionTexts are the members of an option, all strings.
 var optionTexts = [...]textField[Option]{

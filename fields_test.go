@@ -21,6 +21,9 @@ func TestFieldsMatchSchema(t *testing.T) {
 		question = append(question, f.name)
 	}
 	question = append(question, fieldOptions, fieldMultiSelect)
+	for _, f := range questionTail {
+		question = append(question, f.name)
+	}
 	if got := s.At(fieldQuestions, "[]").Fields; !slices.Equal(got, question) {
 		t.Errorf("question: schema has %v, fields.go %v", got, question)
 	}
@@ -34,7 +37,7 @@ func TestFieldsMatchSchema(t *testing.T) {
 	if got := s.At(optionPath...).Fields; !slices.Equal(got, option) {
 		t.Errorf("option: schema has %v, fields.go %v", got, option)
 	}
-	for _, f := range questionTexts {
+	for _, f := range questionStrings {
 		if typ := s.At(fieldQuestions, "[]").Props[f.name].Type; typ != "string" {
 			t.Errorf("question member %s is a %s in the schema, a string in fields.go", f.name, typ)
 		}

@@ -70,6 +70,9 @@ func describeSchemaError(e *jsonschema.ValidationError, tree any) []string {
 		arr, _ := value.([]any)
 		s, adv := schemaAt(path), advertisedAt(path)
 		p := fmt.Sprintf("%s: must have %d to %d %s, got %d", where, s.MinItems, s.MaxItems, path[len(path)-1], len(arr))
+		if s.MinItems == 0 {
+			p = fmt.Sprintf("%s: must have at most %d %s, got %d", where, s.MaxItems, path[len(path)-1], len(arr))
+		}
 		if adv != nil && (adv.MinItems != s.MinItems || adv.MaxItems != s.MaxItems) {
 			p += fmt.Sprintf("; the tool's schema asks for %d to %d", adv.MinItems, adv.MaxItems)
 		}
@@ -186,7 +189,7 @@ func (r *Request) problems() []string {
 	seenQ := make(map[string]int, len(r.Questions))
 	for i := range r.Questions {
 		q := &r.Questions[i]
-		for _, f := range questionTexts {
+		for _, f := range questionStrings {
 			blank(*f.get(q), question, f.name, func() string { return questionLoc(i) + "." + f.name })
 		}
 		if t := strings.TrimSpace(q.Question); t != "" {

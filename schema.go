@@ -105,14 +105,17 @@ func mustCompile(name string, raw []byte) *jsonschema.Schema {
 // ParseArguments turns the model's arguments into a [Request], validating them against
 // the input schema and against the rules a schema cannot say: question texts unique
 // within the call, option labels unique within a question, no option named "Other"
-// (every client adds its own), no blank strings but an option's description. Unknown
-// keys are refused everywhere except inside "metadata".
+// (every client adds its own), no blank question or label. Unknown keys are refused
+// everywhere except inside "metadata".
 //
-// The schema it validates against is the advertised one ([Definition]) read liberally: a
-// header of up to 100 characters (advertised: 12), 1 to 8 options (advertised: 2 to 4),
-// an option's description empty or left out (advertised: required). docs/ERRORS.md says
-// why, limit by limit. An optional member given as null (an option's "preview",
-// "metadata"), as strict schema dialects make models write it, is taken as absent.
+// The schema it validates against is the advertised one ([Definition]) read liberally:
+// only a question's text is required; a header of up to 100 characters (advertised: 12),
+// or none; 0 to 8 options (advertised: 2 to 4), where none is a question answered in free
+// text; multiSelect left out for single-select; an option's description empty or left
+// out; and the "placeholder" and "type" ("text" or "choice", checked against the options,
+// then dropped) of Unity's AskUser. docs/ERRORS.md says why, limit by limit. An optional
+// member given as null (an option's "preview", "metadata"), as strict schema dialects
+// make models write it, is taken as absent.
 //
 // Two common model mistakes are forgiven: arguments double-encoded as a JSON string, and
 // "questions" sent as a JSON-encoded string.
@@ -124,12 +127,13 @@ func ParseArguments(arguments []byte) (*Request, error) {
 	if problems != nil {
 		return nil, &ArgumentsError{Problems: problems}
 	}
+	problems = dropKinds(tree)
 	if err := loadSchemas().input.Validate(tree); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
 			return nil, &ArgumentsError{Problems: []string{"arguments: " + err.Error()}}
 		}
-		problems = schemaProblems(ve, tree)
+		problems = append(problems, schemaProblems(ve, tree)...)
 	}
 	req := requestFromTree(tree, text)
 	problems = append(problems, req.problems()...)
@@ -162,7 +166,7 @@ func (r *Request) validated() (*Request, error) {
 	}
 	for i := range r.Questions {
 		q := &r.Questions[i]
-		for _, f := range questionTexts {
+		for _, f := range questionStrings {
 			text(*f.get(q), func() string { return questionLoc(i) + "." + f.name })
 		}
 		for k := range q.Options {
@@ -262,14 +266,12 @@ func requestFromTree(tree any, text []byte) *Request {
 	for _, qv := range qs {
 		qo, _ := qv.(map[string]any)
 		q := Question{}
-		for _, f := range questionTexts {
+		for _, f := range questionStrings {
 			*f.get(&q), _ = qo[f.name].(string)
 		}
 		q.MultiSelect, _ = qo[fieldMultiSelect].(bool)
 		opts, _ := qo[fieldOptions].([]any)
-		if len(opts) > 0 {
-			q.Options = make([]Option, 0, len(opts))
-		}
+		q.Options = make([]Option, 0, len(opts)) // [] for a free-text question, never null
 		for _, ov := range opts {
 			oo, _ := ov.(map[string]any)
 			o := Option{}

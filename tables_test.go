@@ -46,6 +46,17 @@ var ArgumentCases = []ArgumentCase{
 	{Name: "description null", Args: WithQ(`"Bigger ecosystem"`, `null`)},
 	{Name: "option without description", Args: WithQ(`,"description":"Bigger ecosystem"`, ``)},
 	{Name: "arguments double-encoded as a JSON string", Args: `"{\"questions\":[{\"question\":\"Which framework?\",\"header\":\"Framework\",\"options\":[{\"label\":\"Vue\",\"description\":\"d\"},{\"label\":\"React\",\"description\":\"d\"}],\"multiSelect\":false}]}"`},
+	{Name: "header empty", Args: WithQ(`"Framework"`, `""`)},
+	{Name: "header blank", Args: WithQ(`"Framework"`, `"   "`)},
+	{Name: "header missing", Args: WithQ(`"header":"Framework",`, ``)},
+	{Name: "multiSelect missing", Args: WithQ(`,"multiSelect":false`, ``)},
+	{Name: "multiSelect null", Args: WithQ(`"multiSelect":false`, `"multiSelect":null`)},
+	{Name: "no options: free text", Args: WithQ(`[{"label":"Vue","description":"Matches the stack"},{"label":"React","description":"Bigger ecosystem"}]`, `[]`)},
+	{Name: "options missing: free text", Args: `{"questions":[{"question":"Which framework?","header":"Framework","multiSelect":false}]}`},
+	{Name: "the question alone: free text", Args: `{"questions":[{"question":"Which framework?"}]}`},
+	{Name: "a placeholder", Args: `{"questions":[{"question":"Which framework?","placeholder":"Vue, React, ..."}]}`},
+	{Name: "type text, without options", Args: `{"questions":[{"question":"Which framework?","type":"text","placeholder":"Vue, React, ..."}]}`},
+	{Name: "type choice, with options", Args: WithQ(`"multiSelect":false`, `"type":"choice"`)},
 	{Name: "questions as a JSON-encoded string", Args: `{"questions":"[{\"question\":\"Which framework?\",\"header\":\"Framework\",\"options\":[{\"label\":\"Vue\",\"description\":\"d\"},{\"label\":\"React\",\"description\":\"d\"}],\"multiSelect\":false}]"}`},
 
 	// The arguments as a whole.
@@ -73,32 +84,28 @@ var ArgumentCases = []ArgumentCase{
 	{Name: "five questions", Args: `{"questions":[` + Q1 + `,` + strings.Replace(Q1, "Which", "Two", 1) + `,` + strings.Replace(Q1, "Which", "Three", 1) + `,` + strings.Replace(Q1, "Which", "Four", 1) + `,` + strings.Replace(Q1, "Which", "Five", 1) + `]}`, Problems: []string{`questions: must have 1 to 4 questions, got 5`}},
 	{Name: "a question that is a string", Args: `{"questions":["Which framework?"]}`, Problems: []string{`questions[0]: must be an object, not a string`}},
 	{Name: "an empty question object", Args: `{"questions":[{}]}`, Problems: []string{
-		`questions[0].header: missing required field "header"`,
-		`questions[0].multiSelect: missing required field "multiSelect"`,
-		`questions[0].options: missing required field "options"`,
 		`questions[0].question: missing required field "question"`,
 	}},
 	{Name: "duplicate question texts", Args: `{"questions":[` + Q1 + `,` + Q1 + `]}`, Problems: []string{`questions[1].question: same text as questions[0].question; each question must be different`}},
 	{Name: "duplicate question texts up to white space", Args: `{"questions":[` + Q1 + `,` + strings.Replace(Q1, `"Which framework?"`, `" Which framework? "`, 1) + `]}`, Problems: []string{`questions[1].question: same text as questions[0].question; each question must be different`}},
-	{Name: "unknown question field", Args: WithQ(`"multiSelect":false`, `"multiSelect":false,"allowOther":true`), Problems: []string{`questions[0].allowOther: unknown field; the allowed fields here are question, header, options, multiSelect`}},
+	{Name: "unknown question field", Args: WithQ(`"multiSelect":false`, `"multiSelect":false,"allowOther":true`), Problems: []string{`questions[0].allowOther: unknown field; the allowed fields here are question, header, options, multiSelect, placeholder`}},
+
+	{Name: "type text, with options", Args: WithQ(`"multiSelect":false`, `"type":"text"`), Problems: []string{`questions[0].type: a question of type "text" is answered in free text, but it has 2 options; remove them, or make it "choice"`}},
+	{Name: "type choice, without options", Args: `{"questions":[{"question":"Which framework?","type":"choice"}]}`, Problems: []string{`questions[0].type: a question of type "choice" needs options to choose from; add them, or make it "text"`}},
+	{Name: "type of another kind", Args: WithQ(`"multiSelect":false`, `"type":"rating"`), Problems: []string{`questions[0].type: must be "choice" or "text" (or left out), not "rating"`}},
+	{Name: "placeholder of 101 characters", Args: `{"questions":[{"question":"Which framework?","placeholder":"` + strings.Repeat("p", 101) + `"}]}`, Problems: []string{`questions[0].placeholder: must be at most 100 characters, got 101`}},
 
 	// Fields of a question.
 	{Name: "question empty", Args: WithQ(`"Which framework?"`, `""`), Problems: []string{`questions[0].question: must not be empty`}},
 	{Name: "question blank", Args: WithQ(`"Which framework?"`, `"  \t"`), Problems: []string{`questions[0].question: must not be blank`}},
 	{Name: "question a number", Args: WithQ(`"Which framework?"`, `7`), Problems: []string{`questions[0].question: must be a string, not a number`}},
 	{Name: "question too long", Args: WithQ(`"Which framework?"`, `"`+strings.Repeat("why ", 251)+`"`), Problems: []string{`questions[0].question: must be at most 1000 characters, got 1004`}},
-	{Name: "header empty", Args: WithQ(`"Framework"`, `""`), Problems: []string{`questions[0].header: must not be empty`}},
-	{Name: "header blank", Args: WithQ(`"Framework"`, `"   "`), Problems: []string{`questions[0].header: must not be blank`}},
 	{Name: "header of 101 characters", Args: WithQ(`"Framework"`, `"`+strings.Repeat("h", 101)+`"`), Problems: []string{`questions[0].header: must be at most 100 characters, got 101; the tool's schema asks for at most 12`}},
-	{Name: "multiSelect missing", Args: WithQ(`,"multiSelect":false`, ``), Problems: []string{`questions[0].multiSelect: missing required field "multiSelect"`}},
 	{Name: "multiSelect a string", Args: WithQ(`"multiSelect":false`, `"multiSelect":"false"`), Problems: []string{`questions[0].multiSelect: must be a boolean, not a string`}},
-	{Name: "multiSelect null", Args: WithQ(`"multiSelect":false`, `"multiSelect":null`), Problems: []string{`questions[0].multiSelect: must be a boolean, not null`}},
 
 	// Options.
-	{Name: "options missing", Args: `{"questions":[{"question":"Which framework?","header":"Framework","multiSelect":false}]}`, Problems: []string{`questions[0].options: missing required field "options"`}},
 	{Name: "options not an array", Args: `{"questions":[{"question":"Which framework?","header":"Framework","options":"Vue, React","multiSelect":false}]}`, Problems: []string{`questions[0].options: must be an array, not a string`}},
-	{Name: "no options", Args: WithQ(`[{"label":"Vue","description":"Matches the stack"},{"label":"React","description":"Bigger ecosystem"}]`, `[]`), Problems: []string{`questions[0].options: must have 1 to 8 options, got 0; the tool's schema asks for 2 to 4`}},
-	{Name: "nine options", Args: WithQ(`{"label":"React","description":"Bigger ecosystem"}`, sevenOptions+`,{"label":"Lit","description":"d"}`), Problems: []string{`questions[0].options: must have 1 to 8 options, got 9; the tool's schema asks for 2 to 4`}},
+	{Name: "nine options", Args: WithQ(`{"label":"React","description":"Bigger ecosystem"}`, sevenOptions+`,{"label":"Lit","description":"d"}`), Problems: []string{`questions[0].options: must have at most 8 options, got 9; the tool's schema asks for 2 to 4`}},
 	{Name: "an option that is a string", Args: WithQ(`{"label":"React","description":"Bigger ecosystem"}`, `"React"`), Problems: []string{`questions[0].options[1]: must be an object, not a string`}},
 	{Name: "option without label", Args: WithQ(`"label":"React",`, ``), Problems: []string{`questions[0].options[1].label: missing required field "label"`}},
 	{Name: "unknown option field", Args: WithQ(`"label":"React",`, `"label":"React","recommended":true,`), Problems: []string{`questions[0].options[1].recommended: unknown field; the allowed fields here are label, description, preview`}},
@@ -157,9 +164,15 @@ var LimitRows = []LimitRow{
 	{Limit: "`question`", Path: []string{fieldQuestions, "[]", "question"},
 		Why: "Kept: a hard bound. Every device shows the whole text, and every answer echoes it."},
 	{Limit: "`header`", Path: []string{fieldQuestions, "[]", "header"},
-		Why: "Real headers run to 28 characters, and Claude Code and OpenCode ask such calls. A longer header is shown shortened on the chip, whole on hover and to screen readers, and whole in the terminal. Past 100 characters it is a sentence in the wrong field."},
+		Why: "Real headers run to 28 characters, and Claude Code and OpenCode ask such calls. A longer header is shown shortened on the chip, whole on hover and to screen readers, and whole in the terminal. Past 100 characters it is a sentence in the wrong field. Without one (Unity's AskUser writes none), or empty, the question has no chip."},
 	{Limit: "`options` of a question", Path: []string{fieldQuestions, "[]", fieldOptions},
-		Why: "One option is still a choice: it, or Other. More than four make a longer list, every option shown, then Other (OpenCode asks such calls). Eight keep every choice, Other included, on one digit in the terminal."},
+		Why: "One option is still a choice: it, or Other. More than four make a longer list, every option shown, then Other (OpenCode asks such calls). Eight keep every choice, Other included, on one digit in the terminal. None, or left out, and the question is answered in free text: the Other box alone, named \"Your answer\" (Unity's AskUser asks such questions)."},
+	{Limit: "`multiSelect`", Path: []string{fieldQuestions, "[]", fieldMultiSelect},
+		Why: "Left out (OpenCode's and Unity's default), or null, the question is single-select."},
+	{Limit: "`type`", Path: []string{fieldQuestions, "[]", "type"},
+		Why: "Not advertised. Unity's AskUser says a question's kind so: \"choice\" must have options, \"text\" must have none; then it is dropped, the options saying the same."},
+	{Limit: "`placeholder`", Path: []string{fieldQuestions, "[]", "placeholder"},
+		Why: "Not advertised. Unity's AskUser writes a hint for the free-text box; it is shown there, in place of the client's own."},
 	{Limit: "`label`", Path: append(optionPath[:len(optionPath):len(optionPath)], "label"),
 		Why: "Kept: a hard bound. The person picks it, and the answer names it exactly; an option without one cannot be chosen."},
 	{Limit: "`description`", Path: append(optionPath[:len(optionPath):len(optionPath)], "description"),
@@ -182,9 +195,16 @@ func Bounds(row LimitRow, advertised bool) string {
 	s := root.At(row.Path...)
 	parent := root.At(row.Path[:len(row.Path)-1]...)
 	var b string
-	if s.Type == "array" {
+	switch {
+	case row.Path[len(row.Path)-1] == "type" && !advertised:
+		return `"choice" or "text", or none`
+	case s == nil:
+		return "not in the schema"
+	case s.Type == "array":
 		b = fmt.Sprintf("%d to %d", s.MinItems, s.MaxItems)
-	} else {
+	case s.Type == "boolean":
+		b = "true or false"
+	default:
 		b = fmt.Sprintf("%d to %d characters", s.MinLen, s.MaxLen)
 	}
 	if parent.Type == "object" && !parent.IsRequired(row.Path[len(row.Path)-1]) {

@@ -236,3 +236,52 @@ func TestLongHeaderOnTheLinkPage(t *testing.T) {
 		}
 	}
 }
+
+// TestFreeTextAndNoHeader: a call in the shape of Unity's AskUser, as a model sends it
+// ("questions" a JSON-encoded string, no header, no multiSelect, "type" and
+// "placeholder"), is asked as it is: the free-text question has no chip and no options,
+// only its box, named "Your answer" and showing the model's placeholder; the choice has
+// no chip. Typed and chosen on a phone, the answers reach the model.
+func TestFreeTextAndNoHeader(t *testing.T) {
+	questions := `[{"question":"What art style should the blocks have?","type":"text","placeholder":"Flat 2D fantasy icons"},` +
+		`{"question":"Layer the icons at run time?","type":"choice","options":[{"label":"At run time","description":"One base, seven icons"},{"label":"Baked","description":"Seven finished images"}]}]`
+	args, err := json.Marshal(map[string]string{"questions": questions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := newTab(t)
+	tb.viewport(390, 844, true)
+	tb.open(env.main, newSession())
+	tb.say("/ask " + string(args))
+	id := tb.newestPanel()
+	got := eval[map[string]any](tb, `(() => {
+		const qs = [...document.querySelectorAll('[data-testid="panel"][data-request-id=`+js(id)+`] [data-testid="question"]')];
+		return {
+			chips: qs.map(q => q.querySelectorAll('[data-testid="header"]').length),
+			options: qs.map(q => q.querySelectorAll('[data-testid="option"]').length),
+			label: qs[0].querySelector(".askuser-other-label").textContent,
+			placeholder: qs[0].querySelector('[data-testid="other-input"]').placeholder,
+			hint: qs[0].querySelector(".askuser-hint").textContent,
+			otherLabel: qs[1].querySelector(".askuser-other-label").textContent,
+			inside: qs.every(q => { const f = q.getBoundingClientRect(); return [...q.querySelectorAll("*")].every(e => { const r = e.getBoundingClientRect(); return r.width === 0 || (r.left >= f.left - 0.5 && r.right <= f.right + 0.5); }); }),
+		};
+	})()`)
+	want := map[string]any{
+		"chips": []any{0.0, 0.0}, "options": []any{0.0, 2.0}, "label": "Your answer",
+		"placeholder": "Flat 2D fantasy icons", "hint": "Write your answer.", "otherLabel": "Other", "inside": true,
+	}
+	for k, v := range want {
+		if mustJSON(got[k]) != mustJSON(v) {
+			t.Errorf("%s = %s, want %s", k, mustJSON(got[k]), mustJSON(v))
+		}
+	}
+	tb.screenshot("free-text")
+	tb.do("answering", chromedp.SendKeys(other(id, 0), "Pixel art, retro JRPG"), tap(option(id, 1, 0)), tap(sel(id, `[data-testid="submit"]`)))
+	typed := "Pixel art, retro JRPG"
+	if got, want := tb.toolResult(id), content(t,
+		askuser.Answer{Question: "What art style should the blocks have?", SelectedLabels: []string{}, CustomInput: &typed},
+		askuser.Answer{Question: "Layer the icons at run time?", SelectedLabels: []string{"At run time"}},
+	); got != want {
+		t.Fatalf("tool result = %s\nwant          %s", got, want)
+	}
+}

@@ -41,10 +41,18 @@ type question struct {
 func newSet(session askuser.SessionID, ask askuser.AskData) *set {
 	s := &set{session: session, ask: ask}
 	for _, q := range ask.Questions {
-		s.qs = append(s.qs, &question{Question: q})
+		nq := &question{Question: q}
+		if q.MultiSelect && len(q.Options) == 0 {
+			nq.multi = []int{nq.other()} // single is other() already
+		}
+		s.qs = append(s.qs, nq)
 	}
 	return s
 }
+
+// freeText reports whether the question has no options: it is answered in free text,
+// Other alone.
+func (q *question) freeText() bool { return len(q.Options) == 0 }
 
 // other is the index that stands for the free-text "Other" choice.
 func (q *question) other() int { return len(q.Options) }

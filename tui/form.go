@@ -152,6 +152,22 @@ func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]formField) {
 	var groups []*huh.Group
 	for i, q := range s.qs {
 		title := questionTitle(q)
+		if q.freeText() {
+			// No options: the text box alone, always shown.
+			in := huh.NewInput().CharLimit(maxText).Value(&q.text).Validate(func(s string) error {
+				if !q.moving {
+					return nil
+				}
+				return checkText(s, maxText)
+			})
+			if p := clean(q.Placeholder, false); strings.TrimSpace(p) != "" {
+				in.Placeholder(p)
+			}
+			g := huh.NewGroup(in).Title(title).Description("Type your answer.")
+			fields[in] = formField{i, g}
+			groups = append(groups, g)
+			continue
+		}
 		var opts []huh.Option[int]
 		for j, o := range q.Options {
 			label := clean(o.Label, false)
@@ -199,9 +215,13 @@ func buildForm(s *set, maxText int) (*huh.Form, map[huh.Field]formField) {
 	return f, fields
 }
 
-// questionTitle is a question's header chip and text, as one line of safe text.
+// questionTitle is a question's header chip and text, as one line of safe text; a
+// question without a header has no chip.
 func questionTitle(q *question) string {
-	return "[" + clean(q.Header, false) + "] " + clean(q.Question.Question, false)
+	if h := clean(q.Header, false); strings.TrimSpace(h) != "" {
+		return "[" + h + "] " + clean(q.Question.Question, false)
+	}
+	return clean(q.Question.Question, false)
 }
 
 // finalView is what stays in the terminal once a form has closed: each question with

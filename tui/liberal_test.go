@@ -96,3 +96,48 @@ func TestLongHeaderAndSixOptions(t *testing.T) {
 		tm.noEscapes()
 	})
 }
+
+// unityArgs is a call in the shape of Unity's AskUser: "questions" a JSON-encoded
+// string, no header, no multiSelect; a free-text question ("type": "text") with a
+// placeholder, then a choice.
+const unityArgs = `{"questions":"[{\"question\":\"What art style should the blocks have?\",\"type\":\"text\",\"placeholder\":\"Flat 2D fantasy icons\"},{\"question\":\"Layer the icons at run time?\",\"type\":\"choice\",\"options\":[{\"label\":\"At run time\",\"description\":\"One base, seven icons\"},{\"label\":\"Baked\",\"description\":\"Seven finished images\"}]}]"}`
+
+// TestFreeTextAndNoHeader: the form shows a question without options as its text box
+// alone, with the model's placeholder, and a question without a header without a chip;
+// in the accessible mode, the free-text question takes the line typed, a number too.
+func TestFreeTextAndNoHeader(t *testing.T) {
+	t.Run("form", func(t *testing.T) {
+		s := newServer(t, nil)
+		session := newSession()
+		tm := newTerm(t, s, session, nil)
+		ch := s.ask(session, "call_unity", unityArgs)
+		scr := tm.waitScreen("What art style should the blocks have?", "Type your answer.", "Flat 2D fantasy icons")
+		if strings.Contains(scr, "[]") || strings.Contains(scr, "Other") {
+			t.Fatalf("a chip without a header, or an Other choice without options:\n%s", scr)
+		}
+		tm.typeText("Pixel art\r")
+		tm.waitScreen("Layer the icons at run time?", "> At run time", "Other: type your own answer")
+		tm.press(keyEnter)
+		got := answers(t, s.result(ch))
+		if len(got) != 2 || got[0].CustomInput == nil || *got[0].CustomInput != "Pixel art" || len(got[0].SelectedLabels) != 0 ||
+			strings.Join(got[1].SelectedLabels, "|") != "At run time" || got[1].CustomInput != nil {
+			t.Fatalf("answers %+v", got)
+		}
+		tm.waitHistory("What art style should the blocks have?")
+	})
+	t.Run("accessible", func(t *testing.T) {
+		s := newServer(t, nil)
+		session := newSession()
+		tm := newTerm(t, s, session, accessible)
+		ch := s.ask(session, "call_unity", unityArgs)
+		tm.waitScreen("Question 1 of 2. What art style should the blocks have?\n", "Type your answer.\n", "(for example: Flat 2D fantasy icons)")
+		tm.typeText("42\r")
+		tm.waitScreen("Question 2 of 2. Layer the icons at run time?\n", "  1. At run time: One base, seven icons", "  3. Other: type your own answer")
+		tm.typeText("2\r")
+		got := answers(t, s.result(ch))
+		if len(got) != 2 || got[0].CustomInput == nil || *got[0].CustomInput != "42" || strings.Join(got[1].SelectedLabels, "|") != "Baked" {
+			t.Fatalf("answers %+v", got)
+		}
+		tm.noEscapes()
+	})
+}

@@ -172,7 +172,18 @@ type endedError string
 func (e endedError) Error() string { return string(e) }
 
 func (v *lineView) printQuestion(i, n int, q *question) {
-	v.printf("\nQuestion %d of %d. %s: %s\n", i+1, n, clean(q.Header, false), clean(q.Question.Question, false))
+	if h := clean(q.Header, false); strings.TrimSpace(h) != "" {
+		v.printf("\nQuestion %d of %d. %s: %s\n", i+1, n, h, clean(q.Question.Question, false))
+	} else {
+		v.printf("\nQuestion %d of %d. %s\n", i+1, n, clean(q.Question.Question, false))
+	}
+	if q.freeText() {
+		v.printf("Type your answer.\n")
+		if p := clean(q.Placeholder, false); strings.TrimSpace(p) != "" {
+			v.printf("  (for example: %s)\n", p)
+		}
+		return
+	}
 	if q.MultiSelect {
 		v.printf("Choose any: type their numbers separated by commas, or type your own answer.\n")
 	} else {
@@ -205,9 +216,12 @@ func (v *lineView) parse(q *question, line string) (decline bool, msg string) {
 	case "d", "decline":
 		return true, ""
 	case "":
+		if q.freeText() {
+			return false, "Type your answer, or d to decline."
+		}
 		return false, "Type a number, or your own answer, or d to decline."
 	}
-	if nums, ok := numbers(t); ok {
+	if nums, ok := numbers(t); ok && !q.freeText() { // without options, "42" is an answer
 		for _, k := range nums {
 			if k < 1 || k > q.other()+1 {
 				return false, fmt.Sprintf("There is no choice %d: type a number from 1 to %d.", k, q.other()+1)

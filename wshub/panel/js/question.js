@@ -19,20 +19,26 @@ function buildQuestion(q, qi, set, ctx) {
   qv.fieldset = fs;
 
   var legend = el("legend", "askuser-legend");
-  var chip = modelEl("span", "askuser-chip", q.header);
-  chip.setAttribute("data-testid", "header");
-  // A header longer than the chip's room is cut short with an ellipsis (panel.css); the
-  // whole text stays the chip's text, which screen readers read, and is shown on hover.
-  chip.title = clean(q.header);
+  // A question without a header (the model gave none) has no chip.
+  if (clean(q.header).trim() !== "") {
+    var chip = modelEl("span", "askuser-chip", q.header);
+    chip.setAttribute("data-testid", "header");
+    // A header longer than the chip's room is cut short with an ellipsis (panel.css); the
+    // whole text stays the chip's text, which screen readers read, and is shown on hover.
+    chip.title = clean(q.header);
+    legend.appendChild(chip);
+    legend.appendChild(document.createTextNode(" "));
+  }
   var qtext = modelEl("span", "askuser-question-text", q.text);
   qtext.id = newId("q");
   qtext.setAttribute("data-testid", "question-text");
-  legend.appendChild(chip);
-  legend.appendChild(document.createTextNode(" "));
   legend.appendChild(qtext);
   fs.appendChild(legend);
 
-  var hintText = el("p", "askuser-hint", q.multi ? S.chooseAny : S.chooseOne);
+  // A question without options is answered in free text: the Other box alone, named
+  // "Your answer".
+  var freeText = q.options.length === 0;
+  var hintText = el("p", "askuser-hint", freeText ? S.writeAnswer : q.multi ? S.chooseAny : S.chooseOne);
   hintText.id = newId("hint");
   fs.appendChild(hintText);
 
@@ -108,19 +114,22 @@ function buildQuestion(q, qi, set, ctx) {
       showPreview();
     });
   });
-  main.appendChild(group);
+  if (!freeText) {
+    main.appendChild(group);
+  }
 
   var otherWrap = el("div", "askuser-other");
   var other = el("input", "askuser-other-input");
   other.type = "text";
   other.id = newId("other");
-  other.placeholder = S.otherPlaceholder;
+  // The model's placeholder is an attribute's value, never parsed as markup.
+  other.placeholder = clean(q.placeholder).trim() || S.otherPlaceholder;
   other.maxLength = ctx.maxCustomInput;
   other.autocomplete = "off";
   other.dir = "auto";
   other.setAttribute("data-testid", "other-input");
   other.setAttribute("aria-describedby", qtext.id);
-  var otherLabel = el("label", "askuser-other-label", S.other);
+  var otherLabel = el("label", "askuser-other-label", freeText ? S.freeTextLabel : S.other);
   otherLabel.htmlFor = other.id;
   otherWrap.appendChild(otherLabel);
   otherWrap.appendChild(other);

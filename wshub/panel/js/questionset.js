@@ -31,6 +31,7 @@ function QuestionSet(data, session) {
     return {
       text: str(q.question),
       header: str(q.header),
+      placeholder: str(q.placeholder),
       multi: multi,
       options: options,
       hasPreview: hasPreview,
