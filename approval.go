@@ -17,7 +17,7 @@ import (
 // Approvals: the person approves a host's own tool call before it runs. This file holds
 // their wire events, the data an approval is recorded with, and what the model reads
 // for each way one ends. The rules that decide which calls are asked about are in
-// policy.go; an approval's life is a request's, as a question's is (request.go).
+// policy.go; an approval's life is a request's, as a question's is (lifecycle.go).
 
 // Event types of approvals.
 const (

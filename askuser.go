@@ -33,6 +33,29 @@
 // or shared by several replicas (the cluster module puts them on NATS JetStream).
 package askuser
 
+// Reading the source: a question goes from tool call to tool result through these files,
+// in this order.
+//
+//  1. askuser.go: what the model asks (Request, Question) and what the person answers.
+//  2. schema.go, fields.go, accepted.go, problems.go: the model's arguments parsed and
+//     checked (ParseArguments), and the problems the model reads when they are wrong.
+//  3. dispatcher.go: Options and New; Dispatch, which makes the request and renders its
+//     end as the tool result; HandleEvent, where a device's answer comes in;
+//     CancelSession, Disconnected, Close.
+//  4. lifecycle.go: one request's life, with its locking rules: recorded, sent to the
+//     devices, waited for, ended by the first answer, timeout or cancel, resumed.
+//  5. store.go, memstore.go: the Record, the Store contract, and the default store.
+//  6. transport.go, event.go: how events reach devices and come back; the wire events.
+//  7. answer.go: a device's answers checked against the questions.
+//  8. outcome.go, errors.go: how a call can end, what the model reads for each, and the
+//     errors a host branches on.
+//
+// An approval of a host's own tool call lives the same life (lifecycle.go); it is asked
+// in gate.go (Approve, and the gate of Wrap, with the device's decision), its events and
+// results are in approval.go, its rules in policy.go. Around the core: observer.go,
+// notifier.go, turn.go (RunTools), dialect.go (the definition for each provider),
+// summarizer.go, json.go.
+
 import (
 	"encoding/json"
 	"time"

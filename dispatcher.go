@@ -81,9 +81,8 @@ type Dispatcher struct {
 	log      *slog.Logger // Options.Logger, or nil
 	store    Store
 	grants   GrantStore // the store's, or nil
-	own      *registry  // the store, when it is this dispatcher's own
-	calls    *calls
-	stop     func() // stops the store's Watch
+	own      *memStore  // the store, when it is this dispatcher's own
+	stop     func()     // stops the store's Watch
 
 	mu     sync.Mutex
 	closed bool
@@ -94,9 +93,11 @@ type Dispatcher struct {
 	closing     context.Context
 	closeFlight context.CancelFunc
 
-	// keys orders the events of one request (see keyLocks): an answer from a device
-	// that joined and was shown the request can come before its ask has gone out.
-	keys keyLocks
+	// The life of the requests (lifecycle.go): who waits for which, and the order of
+	// each request's events (an answer from a device that joined and was shown the
+	// request can come before its ask has gone out).
+	calls *calls
+	keys  keyLocks
 
 	notices notices // the requests the Notifier may be told of
 }
@@ -140,16 +141,12 @@ func New(t Transport, opts *Options) *Dispatcher {
 	d.presence, _ = t.(Presence)
 	d.store = d.opts.Store
 	if d.store == nil {
-		d.own = newRegistry()
+		d.own = newMemStore()
 		d.store = d.own
 	}
 	d.grants, _ = d.store.(GrantStore)
 	d.stop = d.store.Watch(d.ended)
-	d.keys.cancel = func(c cancelReq) {
-		if !d.calls.waiting(key{c.rec.Session, c.rec.RequestID()}, c.rec.Rev) {
-			d.end(context.Background(), c.rec, c.cause)
-		}
-	}
+	d.keys.publish, d.keys.cancel = d.announce, d.cancelHandedOff
 	d.closing, d.closeFlight = context.WithCancel(context.Background())
 	return d
 }
@@ -563,17 +560,6 @@ func (d *Dispatcher) Close() error {
 	d.failing.Wait()
 	d.stop()
 	d.closeNotices()
-	if d.own != nil {
-		// New calls are refused; every question recorded ends here, and a caller whose
-		// question is being recorded now gets ErrClosed from the store. A question that
-		// an answer has just ended keeps that end.
-		d.calls.close(0)
-		for _, rec := range d.own.close() {
-			rec.Outcome = Shutdown
-			d.end(context.Background(), rec, nil)
-		}
-		return nil
-	}
-	d.calls.close(Shutdown)
+	d.closeRequests()
 	return nil
 }

@@ -33,8 +33,8 @@ const InvalidMessage = invalidMessage
 // PendingLen returns the number of questions pending in the dispatcher's own store.
 func (d *Dispatcher) PendingLen() int { return d.own.len() }
 
-// NewRegistry returns the default store, the in-memory registry, for its conformance test.
-func NewRegistry() Store { return newRegistry() }
+// NewMemStore returns the default store, in memory, for its conformance test.
+func NewMemStore() Store { return newMemStore() }
 
 // SchemaCheck validates arguments against a tool's JSON Schema.
 var SchemaCheck = schemaCheck

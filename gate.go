@@ -14,7 +14,7 @@ import (
 
 // The gate: a host's own tool call is allowed, denied, or asked about before it runs
 // ([Dispatcher.Approve]), by the rules of [Options.Policy], the session's grants, and
-// the person's decision on an approval, whose life is a request's (request.go).
+// the person's decision on an approval, whose life is a request's (lifecycle.go).
 
 // ApprovalResult is how the gate decided one tool call.
 type ApprovalResult struct {

@@ -25,7 +25,7 @@ var errUnreachable = errors.New("store unreachable")
 // hookStore wraps the memory store: Put blocks while the ctx carries a gate, End can fail
 // or block after succeeding.
 type hookStore struct {
-	*registry
+	*memStore
 	putEntered chan struct{}
 	mu         sync.Mutex
 	failEnd    bool
@@ -34,7 +34,7 @@ type hookStore struct {
 }
 
 func newHookStore() *hookStore {
-	return &hookStore{registry: newRegistry(), putEntered: make(chan struct{}, 16), endEntered: make(chan struct{}, 16)}
+	return &hookStore{memStore: newMemStore(), putEntered: make(chan struct{}, 16), endEntered: make(chan struct{}, 16)}
 }
 
 func (s *hookStore) Put(ctx context.Context, rec Record) (Record, bool, error) {
@@ -42,7 +42,7 @@ func (s *hookStore) Put(ctx context.Context, rec Record) (Record, bool, error) {
 		s.putEntered <- struct{}{}
 		<-g
 	}
-	rec, created, err := s.registry.Put(ctx, rec)
+	rec, created, err := s.memStore.Put(ctx, rec)
 	if g, ok := ctx.Value(afterPut{}).(chan struct{}); ok {
 		s.putEntered <- struct{}{}
 		<-g
@@ -57,7 +57,7 @@ func (s *hookStore) End(ctx context.Context, rec Record) (bool, error) {
 	if fail {
 		return false, errUnreachable
 	}
-	ok, err := s.registry.End(ctx, rec)
+	ok, err := s.memStore.End(ctx, rec)
 	if ok && gate != nil {
 		s.endEntered <- struct{}{}
 		<-gate
@@ -380,7 +380,7 @@ func TestEventOrderUnderCancelStorm(t *testing.T) {
 // a gate is armed, the next End blocks until the gate is closed and then fails, as a
 // store that timed out would, changing nothing.
 type gatedEndStore struct {
-	*registry
+	*memStore
 	mu      sync.Mutex
 	gate    chan struct{}
 	entered chan struct{}
@@ -396,13 +396,13 @@ func (s *gatedEndStore) End(ctx context.Context, rec Record) (bool, error) {
 		<-g
 		return false, errUnreachable
 	}
-	return s.registry.End(ctx, rec)
+	return s.memStore.End(ctx, rec)
 }
 
 // checkNothingAfterClose fails t if question x of session s is no longer pending in the
 // shared store st, or if tr was sent anything beyond its first n events: a closed
 // dispatcher leaves a shared store's questions to the others, and sends nothing.
-func checkNothingAfterClose(t *testing.T, st *registry, tr *recTransport, s SessionID, n int) {
+func checkNothingAfterClose(t *testing.T, st *memStore, tr *recTransport, s SessionID, n int) {
 	t.Helper()
 	if _, err := st.Get(context.Background(), s, "x"); err != nil {
 		t.Errorf("after Close, the shared store's question was ended: %v", err)
@@ -412,7 +412,7 @@ func checkNothingAfterClose(t *testing.T, st *registry, tr *recTransport, s Sess
 	}
 }
 
-// lockWaiters returns how many callers wait in keyLocks.lock for k.
+// lockWaiters returns how many callers wait for k to be let go.
 func lockWaiters(d *Dispatcher, k key) int {
 	d.keys.mu.Lock()
 	defer d.keys.mu.Unlock()
@@ -427,7 +427,7 @@ func lockWaiters(d *Dispatcher, k key) int {
 // key (held by an answer whose End is slow and then fails), gets Shutdown from Close and
 // must not then end the question as Cancelled (Close emptied the table: it is "alone").
 func TestCancellerEndsNothingAfterClose(t *testing.T) {
-	st := &gatedEndStore{registry: newRegistry(), entered: make(chan struct{}, 1)}
+	st := &gatedEndStore{memStore: newMemStore(), entered: make(chan struct{}, 1)}
 	tr := &recTransport{}
 	d := New(tr, &Options{Store: st})
 	s := IntSession(1)
@@ -473,7 +473,7 @@ func TestCancellerEndsNothingAfterClose(t *testing.T) {
 	if r.Outcome != Shutdown {
 		return // A cancelled before Close: its question may end as Cancelled
 	}
-	checkNothingAfterClose(t, st.registry, tr, s, nAfterClose)
+	checkNothingAfterClose(t, st.memStore, tr, s, nAfterClose)
 }
 
 // TestDisconnectedAfterCloseEndsNothing: with DisconnectGrace 0, a disconnection the
@@ -491,7 +491,7 @@ func TestDisconnectedAfterCloseEndsNothing(t *testing.T) {
 	}
 	n := len(tr.events())
 	d.Disconnected(s) // the transport, not closed by Close, sees the last device go
-	checkNothingAfterClose(t, st.registry, tr, s, n)
+	checkNothingAfterClose(t, st.memStore, tr, s, n)
 }
 
 // TestGraceTimerAfterCloseEndsNothing: a disconnect grace timer that fired just before
@@ -517,14 +517,14 @@ func TestGraceTimerAfterCloseEndsNothing(t *testing.T) {
 	}
 	n := len(tr.events())
 	time.Sleep(50 * time.Millisecond)
-	checkNothingAfterClose(t, st.registry, tr, s, n)
+	checkNothingAfterClose(t, st.memStore, tr, s, n)
 }
 
 // outageStore wraps the memory store as a shared store would behave while unreachable:
 // once down, Put retries until its caller's ctx ends (as cluster.Store.Put does when
 // the ctx has a deadline of its own), and fails then.
 type outageStore struct {
-	*registry
+	*memStore
 	mu      sync.Mutex
 	down    bool
 	putting chan struct{}
@@ -539,7 +539,7 @@ func (s *outageStore) Put(ctx context.Context, rec Record) (Record, bool, error)
 		<-ctx.Done()
 		return Record{}, false, ctx.Err()
 	}
-	return s.registry.Put(ctx, rec)
+	return s.memStore.Put(ctx, rec)
 }
 
 // outageWhileAsking has caller A ask question x and wait; then the store goes down and
@@ -547,7 +547,7 @@ func (s *outageStore) Put(ctx context.Context, rec Record) (Record, bool, error)
 // the store until its ctx ends (as cluster.Store.Put does when the ctx has a deadline of
 // its own). It returns A's context's cancel and both calls' results.
 func outageWhileAsking(t *testing.T, id string) (d *Dispatcher, cancelA func(), a, b <-chan Result) {
-	st := &outageStore{registry: newRegistry(), putting: make(chan struct{}, 1)}
+	st := &outageStore{memStore: newMemStore(), putting: make(chan struct{}, 1)}
 	d = New(&recTransport{}, &Options{Store: st})
 	t.Cleanup(func() { d.Close() })
 	s := IntSession(1)
@@ -625,20 +625,20 @@ func (t *answeringTransport) Send(ctx context.Context, ev Event) error {
 }
 
 type slowStore struct {
-	*registry
+	*memStore
 	rnd func() int
 }
 
 func (s *slowStore) Put(ctx context.Context, rec Record) (Record, bool, error) {
 	time.Sleep(time.Duration(s.rnd()%100) * time.Microsecond)
-	r, c, err := s.registry.Put(ctx, rec)
+	r, c, err := s.memStore.Put(ctx, rec)
 	time.Sleep(time.Duration(s.rnd()%100) * time.Microsecond)
 	return r, c, err
 }
 
 func (s *slowStore) End(ctx context.Context, rec Record) (bool, error) {
 	time.Sleep(time.Duration(s.rnd()%100) * time.Microsecond)
-	ok, err := s.registry.End(ctx, rec)
+	ok, err := s.memStore.End(ctx, rec)
 	time.Sleep(time.Duration(s.rnd()%100) * time.Microsecond)
 	return ok, err
 }
@@ -661,7 +661,7 @@ func TestEndingsUnderStress(t *testing.T) {
 		tr := &answeringTransport{rnd: rnd}
 		var opts *Options
 		if round%2 == 1 {
-			opts = &Options{Store: &slowStore{newRegistry(), rnd}, FailOnDisconnect: true}
+			opts = &Options{Store: &slowStore{newMemStore(), rnd}, FailOnDisconnect: true}
 		} else {
 			opts = &Options{FailOnDisconnect: true}
 		}

@@ -7,9 +7,9 @@ import (
 	"github.com/askuser-go/askuser/askusertest"
 )
 
-func TestRegistryKeepsTheStoreContract(t *testing.T) {
+func TestMemStoreKeepsTheStoreContract(t *testing.T) {
 	askusertest.TestStore(t, func(t *testing.T) (Store, Store) {
-		s := NewRegistry()
+		s := NewMemStore()
 		return s, s
 	})
 }

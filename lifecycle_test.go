@@ -11,22 +11,22 @@ import (
 	"time"
 )
 
-// The call table, and the pending-call machinery alone (the default store and the call table), driven as the
-// dispatcher drives them but without a transport, arguments to parse or events to
-// encode, beside the least such a table can be. The names of BenchmarkRegistry's cases
+// The waiter table, and the pending-request machinery alone (the default store and the
+// waiter table), driven as the dispatcher drives them but without a transport,
+// arguments to parse or events to encode, beside the least such a table can be. The names of BenchmarkRegistry's cases
 // are those of the registry that these replaced, so that benchstat sets them side by side.
 
 // benchFull enables the largest sizes (one million pending questions), which take seconds
 // of setup and several hundred MB each; CI runs without it.
 var benchFull = flag.Bool("bench.full", false, "run the largest benchmark sizes too")
 
-// pendingTable is the registry and the call table, as the dispatcher uses them.
+// pendingTable is the memory store and the waiter table, as the dispatcher uses them.
 type pendingTable struct {
-	store *registry
+	store *memStore
 	calls *calls
 }
 
-func newPendingTable() *pendingTable { return &pendingTable{store: newRegistry(), calls: newCalls()} }
+func newPendingTable() *pendingTable { return &pendingTable{store: newMemStore(), calls: newCalls()} }
 
 // register records a question and a caller waiting for it (Dispatcher.ask's part).
 func (r *pendingTable) register(session SessionID, id string, req *Request, expires time.Time) (*waiter, Record) {
@@ -357,7 +357,7 @@ func BenchmarkStoreMemory(b *testing.B) {
 			b.StopTimer()
 			heap0, _ := heapAndStack()
 			b.StartTimer()
-			s := newRegistry()
+			s := newMemStore()
 			for i := range n {
 				if _, _, err := s.Put(context.Background(), Record{Session: IntSession(int64(1_000_000 + i)), Ask: AskData{RequestID: id(i), Questions: req.Questions}}); err != nil {
 					b.Fatal(err)
@@ -459,56 +459,5 @@ func TestCallsDeliverTheRightQuestion(t *testing.T) {
 	}
 	if _, ok := c.add(k); ok {
 		t.Fatal("a closed table took a caller")
-	}
-}
-
-// TestRegistryKeepsRecentEnds: an ended request can be looked up until it would have
-// expired, and no more than maxRecent of them are kept.
-func TestRegistryKeepsRecentEnds(t *testing.T) {
-	r := newRegistry()
-	s := IntSession(1)
-	put := func(id string, expires time.Time) Record {
-		rec, _, err := r.Put(context.Background(), Record{Session: s, Ask: AskData{RequestID: id, ExpiresAt: expires}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rec
-	}
-	soon := time.Now().Add(time.Hour)
-	rec := put("a", soon)
-	rec.Outcome = Declined
-	if ok, _ := r.End(context.Background(), rec); !ok {
-		t.Fatal("End failed")
-	}
-	if got, ok := r.lookup(s, "a"); !ok || got.Outcome != Declined {
-		t.Fatalf("lookup = %+v, %v; want the ended request", got, ok)
-	}
-	if _, err := r.Get(context.Background(), s, "a"); err != ErrNotPending {
-		t.Fatalf("Get of an ended request = %v; the store forgets it at once", err)
-	}
-	// Asked again under the same id: the new one, pending, is what lookup says.
-	again := put("a", soon)
-	if got, _ := r.lookup(s, "a"); got.Rev != again.Rev || got.Outcome != 0 {
-		t.Fatalf("lookup after asking again = %+v", got)
-	}
-	for i := range maxRecent + 10 {
-		rec := put(fmt.Sprint("n", i), soon)
-		rec.Outcome = Cancelled
-		r.End(context.Background(), rec)
-	}
-	if n := len(r.recent); n > maxRecent || len(r.ring) > maxRecent {
-		t.Fatalf("%d ended requests kept (ring %d), want at most %d", n, len(r.ring), maxRecent)
-	}
-	if _, ok := r.lookup(s, "n0"); ok {
-		t.Fatal("the oldest ended request is still kept")
-	}
-	if _, ok := r.lookup(s, fmt.Sprint("n", maxRecent+9)); !ok {
-		t.Fatal("the newest ended request is not kept")
-	}
-	expired := put("old", time.Now().Add(-time.Second))
-	expired.Outcome = TimedOut
-	r.End(context.Background(), expired)
-	if _, ok := r.lookup(s, "old"); ok {
-		t.Fatal("an ended request past its expiry can still be looked up")
 	}
 }
