@@ -30,7 +30,7 @@ var Marshal = marshal
 // InvalidMessage heads the tool result of an Invalid call.
 const InvalidMessage = invalidMessage
 
-// PendingLen returns the number of questions pending in the dispatcher's own store.
+// PendingLen returns the number of requests pending in the dispatcher's own store.
 func (d *Dispatcher) PendingLen() int { return d.own.len() }
 
 // NewMemStore returns the default store, in memory, for its conformance test.

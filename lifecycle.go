@@ -42,11 +42,11 @@ import (
 //     out of the table with an end gives it that end after letting calls.mu go; a
 //     waiter's signal has a buffer of one, so giving never blocks.
 //   - keyLocks.mu guards the state of every key. A key is held (a flag in its state,
-//     not a mutex) across the store and the transport: by a caller recording and
-//     sending its ask, by a caller whose context ended deciding whether it was the last
-//     one waiting, and by an end recording itself and telling the devices. An end never
-//     waits for a key, so a transport may end a request from inside Send; a caller that
-//     cancels never waits for an ask's Put (keyLocks says how).
+//     not a mutex) across the store, the transport and the observer: by a caller
+//     recording and sending its ask, by a caller whose context ended deciding whether it
+//     was the last one waiting, and by an end recording itself and telling the devices.
+//     An end never waits for a key, so a transport may end a request from inside Send;
+//     a caller that cancels never waits for an ask's Put (keyLocks says how).
 //   - The order is: a key's hold, then keyLocks.mu, then calls.mu. The two mutexes are
 //     held for a few lines and never across the store, the transport or the host's
 //     hooks. What the store's Watch calls (ended) takes no key, so a store may call it

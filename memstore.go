@@ -238,10 +238,3 @@ func (s *memStore) close() []Record {
 	}
 	return out
 }
-
-// len returns the number of pending questions.
-func (s *memStore) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.pending)
-}

@@ -7,6 +7,13 @@ import (
 	"time"
 )
 
+// len returns the number of pending requests.
+func (s *memStore) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending)
+}
+
 // TestMemStoreKeepsRecentEnds: an ended request can be looked up until it would have
 // expired, and no more than maxRecent of them are kept.
 func TestMemStoreKeepsRecentEnds(t *testing.T) {
