@@ -32,9 +32,8 @@ import (
 //
 // Three parts share the work: the [Store] keeps the requests and picks the first end of
 // each (memstore.go is the default one); calls, the table of waiters, knows who waits
-// for what; keyLocks orders the events of each key, so that no device is told of a
-// request's end before its ask, nor of a new ask of an id before the end of its last
-// request. Together they are the design card's registry of pending futures.
+// for what; keyLocks orders the events devices are sent for each key. Together they are
+// the design card's registry of pending futures.
 //
 // Locking rules, for the whole file:
 //
