@@ -1,3 +1,8 @@
+// The runnable examples (go run ./examples/NAME from the repository's root) and the helpers
+// they share under examples/internal: one module, so that the SDKs they show (OpenAI,
+// Anthropic, NATS, OpenTelemetry, Prometheus, a terminal toolkit, a browser driver) never
+// reach the library's go.mod. A program builds only what it imports: the main demo,
+// examples/web, downloads and compiles no more than the library (TestModuleNeedsOnlyAskuser).
 module github.com/askuser-go/askuser/examples
 
 go 1.26.0

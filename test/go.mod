@@ -1,3 +1,6 @@
+// The end-to-end tests in headless Chromium (test/e2e) and the benchmarks beside the MCP Go
+// SDK (test/bench): one module, so that the browser driver and the SDK never reach the
+// library's go.mod.
 module github.com/askuser-go/askuser/test
 
 go 1.26
