@@ -238,11 +238,11 @@ func jsonValue(t *testing.T, v any) any {
 func TestInvalidInput(t *testing.T) {
 	d, asked := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick())
 	msg := message(t, `{"id":"msg_1","type":"message","role":"assistant","content":[
-		{"type":"tool_use","id":"toolu_bad","name":"ask_user_questions","input":{"questions":[{"question":"Pick?","options":[],"multiSelect":false}]}}]}`)
+		{"type":"tool_use","id":"toolu_bad","name":"ask_user_questions","input":{"questions":[{"options":[{"label":"A"},{"label":"A"}],"multiSelect":false}]}}]}`)
 	results := askanthropic.ToolResults(context.Background(), d, askuser.IntSession(session), msg)
 	block := jsonValue(t, results[0]).(map[string]any)
 	text := block["content"].([]any)[0].(map[string]any)["text"].(string)
-	if block["is_error"] != true || !strings.Contains(text, `questions[0].header: missing required field \"header\"`) || !strings.Contains(text, "questions[0].options: must have 1 to 8 options, got 0") {
+	if block["is_error"] != true || !strings.Contains(text, `questions[0].question: missing required field \"question\"`) || !strings.Contains(text, "questions[0].options[1].label: same label as questions[0].options[0].label") {
 		t.Errorf("tool_result %v", block)
 	}
 	select {

@@ -132,6 +132,30 @@ func TestToolClientAnswers(t *testing.T) {
 	}
 }
 
+// TestToolClientAnswersFreeText: a question without options nor header (as Unity's
+// AskUser writes them) is one free-text property of the form, titled by the question;
+// its text is the answer.
+func TestToolClientAnswersFreeText(t *testing.T) {
+	s := newServer(t, nil)
+	var form *mcp.ElicitParams
+	cs := s.client(t, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		form = req.Params
+		return &mcp.ElicitResult{Action: askmcp.ActionAccept, Content: map[string]any{"q1_other": "Pixel art"}}, nil
+	}}, "2025-11-25")
+	res, err := cs.CallTool(t.Context(), callParams(`{"questions":[{"question":"What art style?","type":"text","placeholder":"Flat icons"}]}`, "call_43"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"answers":[{"question":"What art style?","selectedLabels":[],"customInput":"Pixel art"}]}`; res.IsError || text(t, res) != want {
+		t.Fatalf("result %v %q", res.IsError, text(t, res))
+	}
+	props := form.RequestedSchema.(map[string]any)["properties"].(map[string]any)
+	p, _ := props["q1_other"].(map[string]any)
+	if len(props) != 1 || p["type"] != "string" || p["title"] != "What art style?" || p["description"] != "What art style? (for example: Flat icons)" {
+		t.Fatalf("form %+v", props)
+	}
+}
+
 // TestToolDeviceAnswersFirst: a device answers while the client's elicitation is open;
 // the elicitation is cancelled (its handler's context ends) and the device's answer is
 // the tool result.
@@ -227,11 +251,11 @@ func TestToolInvalidArguments(t *testing.T) {
 		t.Error("the client was asked")
 		return nil, errors.New("no")
 	}}, "2025-11-25")
-	res, err := cs.CallTool(t.Context(), callParams(`{"questions":[{"question":"Pick?","header":"A header far too long","options":[],"multiSelect":false}]}`, ""))
+	res, err := cs.CallTool(t.Context(), callParams(`{"questions":[{"question":"Pick?","header":"A header far too long","options":[{"label":"Other"}],"multiSelect":false}]}`, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || !strings.Contains(text(t, res), `"problems": ["questions[0].options: must have 1 to 8 options, got 0; the tool's schema asks for 2 to 4"`) {
+	if !res.IsError || !strings.Contains(text(t, res), `"problems": ["questions[0].options[0].label: \"Other\" duplicates the \"Other\" choice every client adds with a text box; remove this option"`) {
 		t.Fatalf("result %q", text(t, res))
 	}
 	if s.devices.count() != 0 {
