@@ -10,7 +10,7 @@
 # Environment:
 #   FUZZTIME  how long each fuzz target runs; default 1000x (executions, not seconds: a
 #             count has no deadline to race on a loaded machine, see docs/TESTING.md)
-#   SKIP_E2E=1 skips the e2e module's browser tests (CI never sets it); the terminal
+#   SKIP_E2E=1 skips the browser tests of test/e2e (CI never sets it); the terminal
 #             device's one browser test still needs Chromium
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,9 +52,7 @@ done
 
 step "benchmarks, one iteration each"
 go test -run '^$' -bench . -benchtime 1x -benchmem ./...
-if [ -f bench/go.mod ]; then
-	(cd bench && go test -run '^$' -bench . -benchtime 1x -benchmem ./...)
-fi
+(cd test && go test -run '^$' -bench . -benchtime 1x -benchmem ./bench/...)
 
 step "Chromium, for the browser tests"
 if ! command -v chromium >/dev/null 2>&1; then
@@ -68,22 +66,28 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 chromium --version
 
-if [ "${SKIP_E2E:-}" != 1 ] && [ -f e2e/go.mod ]; then
+if [ "${SKIP_E2E:-}" != 1 ]; then
 	step "end-to-end tests in headless Chromium"
-	(cd e2e && go test -count=1 ./...)
+	(cd test && go test -count=1 ./e2e/...)
 fi
 
 step "the tests of every other module"
-# With the race detector, but for the adapters of large LLM SDKs: their code is a thin,
-# single-threaded conversion layer, and race-instrumenting those SDKs from a cold build
-# cache would cost minutes each; their tests run without it, on the build go vet made.
+# With the race detector, but for the packages built on large LLM SDKs (the adapters and
+# their examples): their code is a thin, single-threaded conversion layer, and
+# race-instrumenting those SDKs from a cold build cache would cost minutes each; their
+# tests run without it, on the build go vet made. test/e2e ran above.
+llmsdk='openai/openai-go|anthropics/anthropic-sdk-go|google\.golang\.org/genai|cloudwego/eino'
 for m in "${modules[@]}"; do
-	case "$m" in .|e2e) continue ;; esac
-	if grep -qE 'openai/openai-go|anthropics/anthropic-sdk-go|google.golang.org/genai|cloudwego/eino' "$m/go.mod"; then
-		(cd "$m" && go test -count=1 ./...)
-	else
-		(cd "$m" && go test -race -count=1 ./...)
-	fi
+	[ "$m" = . ] && continue
+	# Each package with what it imports, directly or not (a failing go list stops the run).
+	pkgs="$(cd "$m" && go list -f '{{.ImportPath}} {{join .Deps " "}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./...)"
+	race=() plain=()
+	while read -r pkg deps; do
+		case "$pkg" in */test/e2e | */test/e2e/*) continue ;; esac
+		if grep -qE "$llmsdk" <<<"$deps"; then plain+=("$pkg"); else race+=("$pkg"); fi
+	done <<<"$pkgs"
+	if [ ${#race[@]} -gt 0 ]; then (cd "$m" && go test -race -count=1 "${race[@]}"); fi
+	if [ ${#plain[@]} -gt 0 ]; then (cd "$m" && go test -count=1 "${plain[@]}"); fi
 done
 
 step "the root module's tests, with the race detector"

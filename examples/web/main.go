@@ -9,7 +9,7 @@
 //
 // With -notify-webhook, a request that waits unseen for -notify-after is posted there,
 // signed, with its answer link (and an approval's action links), each logged to stderr
-// (docs/NOTIFY.md). It serves no metrics, so that its module needs nothing but askuser
+// (docs/NOTIFY.md). It serves no metrics, so that it is built from askuser alone
 // and starts in seconds from a fresh clone; examples/cluster serves the same demo with its
 // metrics at /metrics (docs/OBSERVABILITY.md).
 //

@@ -193,7 +193,7 @@ func TestNotifyMeIsAPill(t *testing.T) {
 // there.
 func readmePage(t *testing.T) string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "../examples/readme/main.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "../../examples/readme/main.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // problems the root's TestEditProblemsAsThePanelWordsThem checks the server gives, is
 // typed into an approval card's editor, and the editor shows the very same lines.
 func TestEditProblemsSameInBrowser(t *testing.T) {
-	b, err := os.ReadFile("../testdata/edits.json")
+	b, err := os.ReadFile("../../testdata/edits.json")
 	if err != nil {
 		t.Fatal(err)
 	}

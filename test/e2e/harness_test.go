@@ -23,7 +23,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// The suite builds the demo (examples/web in the root module), runs it on free ports, and
+// The suite builds the demo (examples/web), runs it on free ports, and
 // drives one headless Chromium with a tab per device. It needs Chromium: a missing one is
 // a failure, never a skip.
 
@@ -133,7 +133,7 @@ func findChrome() (string, error) {
 }
 
 func buildDemo(out string) error {
-	root, err := filepath.Abs("..")
+	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		return err
 	}
@@ -555,7 +555,7 @@ func (tb *tab) screenshot(name string) {
 
 func writeScreenshot(t *testing.T, name string, png []byte) {
 	t.Helper()
-	dir := filepath.Join("..", "docs", "screenshots")
+	dir := filepath.Join("..", "..", "docs", "screenshots")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

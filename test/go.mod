@@ -1,14 +1,22 @@
-module github.com/askuser-go/askuser/bench
+// The end-to-end tests in headless Chromium (test/e2e) and the benchmarks beside the MCP Go
+// SDK (test/bench): one module, so that the browser driver and the SDK never reach the
+// library's go.mod.
+module github.com/askuser-go/askuser/test
 
 go 1.26
 
+replace github.com/askuser-go/askuser => ../
+
 require (
 	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.23.1
 	github.com/coder/websocket v1.8.15
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
 
 require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1 // indirect
@@ -20,5 +28,3 @@ require (
 	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-replace github.com/askuser-go/askuser => ../

@@ -401,7 +401,7 @@ func percentile(xs []float64, p float64) float64 {
 // after), frame (→ the second), input (the click's timestamp → its event handled) and
 // click-js (→ the answer handed to the socket). No figure is asserted.
 //
-//	cd e2e && go test -run '^$' -bench Feel -benchtime 200x
+//	go test -run '^$' -bench Feel -benchtime 200x ./test/e2e
 func BenchmarkFeel(b *testing.B) {
 	feelOnce.Do(func() { feel.err = feelSetup() })
 	if feel.err != nil {

@@ -40,7 +40,7 @@ func sharedDir(t *testing.T) string {
 		t.Skip("ASKUSER_SHARED=none: no shared data")
 	}
 	if dir == "" {
-		dir = filepath.Join("..", "..", "shared") // from e2e/, the repository's ../shared
+		dir = filepath.Join("..", "..", "..", "shared") // from test/e2e/, the repository's ../shared
 	}
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("the shared data is missing (%v): set ASKUSER_SHARED to its directory, or to none", err)
