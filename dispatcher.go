@@ -269,7 +269,7 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 		Ask:     AskData{RequestID: id, Questions: req.Questions, Metadata: req.Metadata, ExpiresAt: now.Add(d.opts.Timeout).UTC()},
 		AskedAt: now,
 	}
-	rec, err := d.request(ctx, rec, func(cur Record) bool { return cur.Approval == nil && sameQuestions(cur.Ask, req) })
+	err := d.request(ctx, &rec, func(cur Record) bool { return cur.Approval == nil && sameQuestions(cur.Ask, req) })
 	if errors.Is(err, errIDTaken) {
 		taken := "is already asking different questions, which are still waiting for the user"
 		switch {
@@ -287,7 +287,7 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 // sameQuestions reports whether a asks what req asks.
 func sameQuestions(a AskData, req *Request) bool {
 	return string(a.Metadata) == string(req.Metadata) && slices.EqualFunc(a.Questions, req.Questions, func(x, y Question) bool {
-		return x.Question == y.Question && x.Header == y.Header && x.MultiSelect == y.MultiSelect && slices.Equal(x.Options, y.Options)
+		return x.Question == y.Question && x.Header == y.Header && x.MultiSelect == y.MultiSelect && x.Placeholder == y.Placeholder && slices.Equal(x.Options, y.Options)
 	})
 }
 

@@ -319,7 +319,7 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 		}
 		return bytes.Equal(c, canonical)
 	}
-	rec, err = d.request(ctx, rec, same)
+	err = d.request(ctx, &rec, same)
 	if errors.Is(err, errIDTaken) {
 		what := "names a request for another tool call"
 		if rec.Approval == nil {

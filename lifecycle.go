@@ -64,16 +64,32 @@ type key struct {
 // the record request returns is that other one.
 var errIDTaken = errors.New("askuser: the request id is taken")
 
-// request makes rec (not yet recorded: no Rev, no Outcome) and waits for it to end, as
-// the life above says, and returns the ended record and the error of its end (the
-// outcome's cause, when the end was this dispatcher's; nil otherwise). When rec's id
-// holds a request that same does not take for rec's, it returns that request with an
-// error matching errIDTaken, having changed nothing.
-func (d *Dispatcher) request(ctx context.Context, rec Record, same func(Record) bool) (Record, error) {
-	ended := func(o Outcome, err error) (Record, error) {
+// request makes *rec (not yet recorded: no Rev, no Outcome) and waits for it to end, as
+// the life above says; then *rec is the ended record, and it returns the error of its
+// end (the outcome's cause, when the end was this dispatcher's; nil otherwise). When
+// rec's id holds a request that same does not take for rec's, *rec is that request and
+// the error matches errIDTaken, nothing changed.
+func (d *Dispatcher) request(ctx context.Context, rec *Record, same func(Record) bool) error {
+	// The request is made in a call of its own, which returns before the wait: making it
+	// grows the stack (encoding, the store, the transport, the observer), and the wait
+	// then runs with only these few frames on it, so that the collector can give most of
+	// the stack back while the request waits, for minutes maybe (BenchmarkPendingMemory).
+	w, err := d.start(ctx, rec, same)
+	if w == nil {
+		return err
+	}
+	return d.wait(ctx, w, rec)
+}
+
+// start makes rec as request says. It returns the waiter to wait on, or nil and the
+// error of the request's end when it has ended already (then rec is its record).
+func (d *Dispatcher) start(ctx context.Context, r *Record, same func(Record) bool) (*waiter, error) {
+	rec := *r
+	ended := func(o Outcome, err error) (*waiter, error) {
 		rec.Outcome = o
 		d.report(rec, err, 0)
-		return rec, err
+		*r = rec
+		return nil, err
 	}
 	session, id := rec.Session, rec.RequestID()
 	if d.obs != nil {
@@ -114,16 +130,19 @@ func (d *Dispatcher) request(ctx context.Context, rec Record, same func(Record) 
 		return ended(Undelivered, fmt.Errorf("%w: recording the request: %w", ErrUndelivered, err))
 	case !created && !same(rec):
 		d.calls.remove(w)
-		return rec, errIDTaken
+		*r = rec
+		return nil, errIDTaken
 	case rec.Outcome != 0: // ended, and kept: a run resumed with the same call
 		d.calls.remove(w)
-		return rec, nil
+		*r = rec
+		return nil, nil
 	}
 	if sendErr != nil {
 		rec.Outcome = Undelivered
 		d.end(context.Background(), rec, sendErr)
 	}
-	return d.wait(ctx, w, rec)
+	*r = rec
+	return w, nil
 }
 
 // put records rec in the store. A shared store's Put, which may take as long as the
@@ -160,25 +179,49 @@ func (d *Dispatcher) send(ctx context.Context, rec Record) error {
 	return nil
 }
 
-// wait waits for the request w waits for to end, and returns its ended record and the
-// error of its end. The request times out at its expiry; when ctx ends first, the
+// wait waits for the request w waits for to end, sets *r to its ended record, and
+// returns the error of its end. The request times out at its expiry; when ctx ends first, the
 // caller stops waiting, and if no other caller of this dispatcher waits for it, the
 // request ends as [Cancelled] so that nothing is left pending with nobody to read the
 // answer. Should the store fail to record that end, the call returns it anyway, with the
 // store's error; the request stays in the store until someone else ends it or it
 // expires there.
-func (d *Dispatcher) wait(ctx context.Context, w *waiter, rec Record) (Record, error) {
-	t := time.NewTimer(time.Until(rec.ExpiresAt()))
-	defer t.Stop()
-	var cause error
-	var err error
+func (d *Dispatcher) wait(ctx context.Context, w *waiter, r *Record) error {
+	// Only this small frame, and its callers', are on the stack while the request waits.
+	t := time.NewTimer(time.Until(r.ExpiresAt()))
+	woke := wokeEnded
 	select {
 	case <-w.done:
-		return w.end.record(rec), w.end.err
 	case <-t.C:
+		woke = wokeExpired
+	case <-ctx.Done():
+		woke = wokeCancelled
+	}
+	t.Stop()
+	var err error
+	*r, err = d.woke(ctx, w, r, woke)
+	return err
+}
+
+// Why a waiting caller woke.
+const (
+	wokeEnded     = iota // the request ended
+	wokeExpired          // it expired
+	wokeCancelled        // the caller's context ended
+)
+
+// woke is the rest of wait, once the caller has woken.
+func (d *Dispatcher) woke(ctx context.Context, w *waiter, r *Record, woke int) (Record, error) {
+	rec := *r
+	var cause error
+	var err error
+	switch woke {
+	case wokeEnded:
+		return w.end.record(rec), w.end.err
+	case wokeExpired:
 		rec.Outcome = TimedOut
 		_, err = d.end(context.Background(), rec, nil)
-	case <-ctx.Done():
+	case wokeCancelled:
 		cause = errors.Join(ErrCancelled, context.Cause(ctx))
 		rec.Outcome = Cancelled
 		// Under the key's lock no caller can join the request (callers bind under it),
