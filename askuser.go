@@ -5,7 +5,8 @@
 //
 // A host does five things:
 //
-//   - Advertise the tool: [Definition] gives its name, description and JSON Schemas.
+//   - Advertise the tool: [Definition] gives its name, description and JSON Schemas;
+//     [DefinitionFor] the same in a model API's own dialect.
 //   - Dispatch its calls: [New] makes a [Dispatcher]; [Dispatcher.Dispatch] takes each
 //     ask_user_questions call ([ToolCall]) and returns its [Result], whose Content is the
 //     tool result for the model. [Dispatcher.Wrap] plugs it into an existing tool
