@@ -45,6 +45,10 @@ func (tb *tab) newestApproval(after string) string {
 func (tb *tab) approvalGone(requestID string) {
 	tb.t.Helper()
 	waitFor[bool](tb, "the approval card to go", `!`+cardJS(requestID))
+	// What the page lays out again once a request has gone (the demo's cue of what is
+	// below, the focus moving on) is done at the next frames: wait for them, so that
+	// the next click is not aimed at where a control was before.
+	tb.settle()
 }
 
 // approvalNote waits for the note the card of requestID left whose text has want.

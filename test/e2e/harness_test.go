@@ -486,6 +486,7 @@ func (tb *tab) toolResult(requestID string) string {
 func (tb *tab) panelGone(requestID string) {
 	tb.t.Helper()
 	waitFor[bool](tb, "the panel to go", `!document.querySelector(`+js(`[data-testid="panel"][data-request-id=`+js(requestID)+`]`)+`)`)
+	tb.settle() // see approvalGone
 }
 
 // state returns, for each question of a panel, which options are checked, whether
