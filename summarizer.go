@@ -61,8 +61,8 @@ func Summary(content, locale string) string {
 func (r Result) Summary(locale string) string { return Summary(r.Content, locale) }
 
 // Transcript renders a finished call as plain text for a history view (§5): each
-// question with its header and options, then what the person chose or why there is no
-// answer. arguments and content are the tool call's arguments and its result, as stored.
+// question with its header (when it has one) and options, then what the person chose
+// or why there is no answer. arguments and content are the tool call's arguments and its result, as stored.
 // It re-opens nothing; it only reads.
 //
 //	[Framework] Which framework should we use?
@@ -91,7 +91,10 @@ func Transcript(arguments, content string) string {
 		if q.MultiSelect {
 			kind = " (multiple choice)"
 		}
-		fmt.Fprintf(&b, "[%s] %s%s\n", oneLine(q.Header), oneLine(q.Question), kind)
+		if h := oneLine(q.Header); h != "" {
+			fmt.Fprintf(&b, "[%s] ", h)
+		}
+		fmt.Fprintf(&b, "%s%s\n", oneLine(q.Question), kind)
 		for _, o := range q.Options {
 			if d := oneLine(o.Description); d != "" {
 				fmt.Fprintf(&b, "  - %s: %s\n", oneLine(o.Label), d)
@@ -110,7 +113,10 @@ func Transcript(arguments, content string) string {
 		for _, l := range a.SelectedLabels {
 			fmt.Fprintf(&b, "  > %s\n", oneLine(l))
 		}
-		if a.CustomInput != nil {
+		switch {
+		case a.CustomInput != nil && len(q.Options) == 0: // a question answered in free text
+			fmt.Fprintf(&b, "  > %s\n", oneLine(*a.CustomInput))
+		case a.CustomInput != nil:
 			fmt.Fprintf(&b, "  > Other: %s\n", oneLine(*a.CustomInput))
 		}
 	}

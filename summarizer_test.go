@@ -62,6 +62,12 @@ func TestTranscript(t *testing.T) {
 	// An option without a description is its label alone.
 	got := Transcript(`{"questions":[{"question":"Go ahead?","header":"Go","options":[{"label":"Yes","description":""},{"label":"No"}],"multiSelect":false}]}`, ResultTimeout)
 	assert.Equal(t, "[Go] Go ahead?\n  - Yes\n  - No\n  No answer: timed out\n", got)
+
+	// A question without a header has no brackets; one without options is answered in
+	// free text, which is the answer itself, not an "Other".
+	got = Transcript(`{"questions":"[{\"question\":\"What art style?\",\"type\":\"text\"}]"}`,
+		`{"answers":[{"question":"What art style?","selectedLabels":[],"customInput":"Pixel art"}]}`)
+	assert.Equal(t, "What art style?\n  > Pixel art\n", got)
 }
 
 // Summaries read results as JSON: spacing and escapes that a JSON encoder may have

@@ -432,6 +432,10 @@ func headersOf(req *askuser.Request) string {
 	}
 	hs := make([]string, 0, len(req.Questions))
 	for _, q := range req.Questions {
+		if q.Header == "" { // a question without a header goes by its text
+			hs = append(hs, q.Question)
+			continue
+		}
 		hs = append(hs, q.Header)
 	}
 	return strings.Join(hs, ", ")
