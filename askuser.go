@@ -20,7 +20,7 @@
 //
 // In a few lines:
 //
-//	d := askuser.New(hub, nil) // hub: a wshub.Hub, bound to d with hub.Bind(d)
+//	d := askuser.New(hub, nil) // hub: a wshub.Hub; New binds it to d
 //	res := d.Dispatch(ctx, askuser.ToolCall{
 //		Session:   askuser.IntSession(123), // whose devices to ask
 //		ID:        toolCallID,              // the model's tool-call id

@@ -106,6 +106,11 @@ type Dispatcher struct {
 // New panics when a duration or bound in opts is negative (zero means the default, and
 // a negative value is a mistake better caught at start than guessed at), and on a
 // mistake in opts.Policy.
+//
+// New binds t to the dispatcher: when t has a method Bind(Inbound), as the library's
+// transports do (wshub.Hub, cluster.Transport, askusertest.Transport), New calls it with
+// the dispatcher, last, so that the devices' events flow back into it. A transport
+// without one is bound by the host, with whatever it takes.
 func New(t Transport, opts *Options) *Dispatcher {
 	d := &Dispatcher{t: t, grace: make(map[SessionID]*time.Timer), calls: newCalls()}
 	if opts != nil {
@@ -148,6 +153,9 @@ func New(t Transport, opts *Options) *Dispatcher {
 	d.stop = d.store.Watch(d.ended)
 	d.keys.publish, d.keys.cancel = d.announce, d.cancelHandedOff
 	d.closing, d.closeFlight = context.WithCancel(context.Background())
+	if b, ok := t.(interface{ Bind(Inbound) }); ok {
+		b.Bind(d) // last: the transport may call d at once
+	}
 	return d
 }
 

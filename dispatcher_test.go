@@ -28,11 +28,11 @@ func mustParse(t testing.TB, args string) *Request {
 	return req
 }
 
+// newTestDispatcher returns a dispatcher on an in-process transport, which New binds:
+// every test of it also checks that devices' events reach the dispatcher without a Bind.
 func newTestDispatcher(opts *Options) (*Dispatcher, *askusertest.Transport) {
 	mt := askusertest.NewTransport()
-	d := New(mt, opts)
-	mt.Bind(d)
-	return d, mt
+	return New(mt, opts), mt
 }
 
 var oneQuestion = `{"questions":[` + Q1 + `]}`

@@ -27,7 +27,8 @@ import "context"
 // With a [Store] shared by several dispatchers, every dispatcher's transport must reach
 // the session's devices on all of them, as the Store's documentation says.
 //
-// A transport may also implement [Presence].
+// A transport that carries the devices' events back has a method Bind(Inbound), which
+// [New] calls with the dispatcher. A transport may also implement [Presence].
 type Transport interface {
 	Send(ctx context.Context, ev Event) error
 }

@@ -31,7 +31,8 @@ func NewTransport() *Transport {
 	return &Transport{devices: make(map[askuser.SessionID][]*Device)}
 }
 
-// Bind sets where devices' events go, normally the dispatcher using this transport.
+// Bind sets where devices' events go: the dispatcher using this transport, which
+// askuser.New binds itself.
 func (t *Transport) Bind(in askuser.Inbound) {
 	t.mu.Lock()
 	t.inbound = in

@@ -10,9 +10,9 @@
 //	st, err := cluster.NewStore(ctx, nc, &cluster.Options{Replicas: 3})
 //	hub := wshub.New(&wshub.Options{Authorize: authorize})
 //	tr, err := cluster.NewTransport(st, hub)
-//	d := askuser.New(tr, &askuser.Options{Store: st})
-//	tr.Bind(d)  // devices' answers go to this replica's dispatcher...
-//	hub.Bind(tr) // ...through the transport, which also shows joining devices every question
+//	d := askuser.New(tr, &askuser.Options{Store: st}) // binds d, tr and hub: devices' answers
+//	// go to this replica's dispatcher through the transport, which also shows joining
+//	// devices every question
 //
 // A question set is one key of the bucket, "<session>.<request id>": the session as "n"
 // and its digits or "s" and its escaped text (the numeric session 123 is "n123", the

@@ -63,8 +63,9 @@ const presenceTimeout = 2 * time.Second
 const replicaHeader = "Askuser-Replica"
 
 // NewTransport returns the transport of the replica whose store is st and whose devices
-// local holds. It starts relaying st's question events to local at once. Bind the
-// replica's dispatcher to it, and it to local (for a hub: hub.Bind(t)). One Transport per
+// local holds. It starts relaying st's question events to local at once. Make the
+// replica's dispatcher with it (askuser.New binds them), which also binds local to it
+// when local has a method Bind(askuser.Inbound), as a wshub.Hub does. One Transport per
 // Store.
 func NewTransport(st *Store, local askuser.Transport) (*Transport, error) {
 	t := &Transport{store: st, local: local, id: nuid.Next(), prefix: st.opts.Prefix, here: make(map[askuser.SessionID]*nats.Subscription)}
@@ -90,11 +91,16 @@ func NewTransport(st *Store, local askuser.Transport) (*Transport, error) {
 	return t, nil
 }
 
-// Bind sets where the local devices' events go: the replica's dispatcher.
+// Bind sets where the local devices' events go: the replica's dispatcher; askuser.New
+// calls it. When local has a method Bind(askuser.Inbound), Bind then binds local to t,
+// so that the local devices' events come through t.
 func (t *Transport) Bind(in askuser.Inbound) {
 	t.mu.Lock()
 	t.in = in
 	t.mu.Unlock()
+	if b, ok := t.local.(interface{ Bind(askuser.Inbound) }); ok {
+		b.Bind(t)
+	}
 }
 
 func (t *Transport) inbound() askuser.Inbound {

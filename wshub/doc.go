@@ -16,8 +16,6 @@
 //		},
 //	})
 //	d := askuser.New(hub, nil)
-//	hub.Bind(d)
-//	mux.Handle("/ws", hub)
 //	mux.Handle("/askuser/", http.StripPrefix("/askuser/", wshub.PanelHandler()))
 //	...
 //	d.Close()

@@ -193,9 +193,10 @@ func New(opts *Options) *Hub {
 	return h
 }
 
-// Bind sets where inbound events go, normally the [*askuser.Dispatcher] that uses this
-// hub as its transport. Call it before serving: until it is called, ServeHTTP refuses
-// connections with 503 Service Unavailable.
+// Bind sets where inbound events go: the [*askuser.Dispatcher] that uses this hub as its
+// transport, which [askuser.New] binds itself, or a transport in front of it (a
+// cluster.Transport binds its hub so). Until it is called, ServeHTTP refuses connections
+// with 503 Service Unavailable.
 //
 // The hub calls in.Pending while holding its own lock, so that a connecting device misses
 // no event; in.Pending must therefore not call back into the hub.
@@ -208,7 +209,7 @@ func (h *Hub) Bind(in askuser.Inbound) {
 // ServeHTTP is the WebSocket endpoint. It authorizes the request with
 // [Options.Authorize] or [Options.Authenticate] (403 when refused), upgrades it, and
 // serves the connection until it ends; it returns only then. It answers 503 before
-// [Hub.Bind] and after [Hub.Close].
+// the hub is bound ([Hub.Bind], which askuser.New calls) and after [Hub.Close].
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serveConn(w, r, h.authorize, "")
 }

@@ -108,8 +108,6 @@ func NewReplica(ctx context.Context, natsURL, name string, o ReplicaOptions) (*R
 	}
 	r.d = askuser.New(r.tr, &askuser.Options{Store: st, Timeout: o.Timeout, Policy: demo.ToolPolicy(),
 		Notifier: o.Notifier, NotifyAfter: o.NotifyAfter, Observer: o.Observer, Logger: o.Logger})
-	r.tr.Bind(r.d)
-	r.hub.Bind(r.tr)
 	if r.agents, err = newAgents(ctx, nc, name, o.Copies, r.d, r.tr, log); err != nil {
 		r.Close()
 		return nil, err

@@ -112,8 +112,6 @@ func newHost(cfg config) (*host, error) {
 			fmt.Fprintf(cfg.Out, "audit: %s %s %s by %q%s\n", a.Tool, a.Arguments, a.Outcome, a.By, map[string]string{"link": " via a link"}[a.Via])
 		}},
 	})
-	hub.Bind(d)
-
 	mux := http.NewServeMux()
 	mux.Handle("/ws", hub)
 	mux.Handle("/askuser/", http.StripPrefix("/askuser/", wshub.PanelHandler()))

@@ -85,7 +85,6 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		return []askuser.SessionID{session}, nil // anyone: an example, not a deployment
 	}})
 	d := askuser.New(hub, &askuser.Options{Timeout: cfg.timeout, Policy: hosttools.Policy()})
-	hub.Bind(d)
 	page, _ := fs.Sub(files, "page")
 	mux := http.NewServeMux()
 	mux.Handle("GET /ws", hub)

@@ -57,7 +57,6 @@ func main() {
 
 	transport := askusertest.NewTransport()
 	d := askuser.New(transport, &askuser.Options{Timeout: *timeout})
-	transport.Bind(d)
 	defer d.Close()
 
 	session := askuser.IntSession(1)

@@ -29,8 +29,7 @@ func main() {
 			return []askuser.SessionID{session}, nil
 		},
 	})
-	d := askuser.New(hub, nil) // defaults: a 5-minute timeout, UUID v4 request ids
-	hub.Bind(d)                // device events flow back into d
+	d := askuser.New(hub, nil) // binds the hub to d; a 5-minute timeout, UUID v4 request ids
 	defer hub.Close()
 	defer d.Close() // first: every device is told, then the hub closes
 

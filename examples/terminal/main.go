@@ -56,8 +56,6 @@ func run(ctx context.Context, addr string, timeout time.Duration, accessible boo
 		return []askuser.SessionID{session}, nil // anyone: an example, not a deployment
 	}})
 	d := askuser.New(hub, &askuser.Options{Timeout: timeout, Policy: policy})
-	hub.Bind(d)
-
 	files, _ := fs.Sub(page, "page")
 	mux := http.NewServeMux()
 	mux.Handle("GET /ws", hub)

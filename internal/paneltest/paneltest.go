@@ -81,7 +81,6 @@ func NewGated(t testing.TB, session askuser.SessionID, opts *askuser.Options, an
 		return []askuser.SessionID{session}, nil
 	}})
 	d := askuser.New(hub, opts)
-	hub.Bind(d)
 	srv := httptest.NewServer(hub)
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -154,8 +154,6 @@ func New(opts *Options) (*Server, error) {
 		Timeout: o.Timeout, Policy: toolPolicy(),
 		Notifier: o.Notifier, NotifyAfter: o.NotifyAfter, Observer: o.Observer, Logger: o.Logger,
 	})
-	s.hub.Bind(s.d)
-
 	s.mux = http.NewServeMux()
 	s.mux.Handle("GET /ws", s.hub)
 	s.mux.Handle("GET /askuser/", http.StripPrefix("/askuser/", wshub.PanelHandler()))
