@@ -20,7 +20,7 @@ function buildQuestion(q, qi, set, ctx) {
 
   var legend = el("legend", "askuser-legend");
   // A question without a header (the model gave none) has no chip.
-  if (clean(q.header).trim() !== "") {
+  if (q.hasHeader) {
     var chip = modelEl("span", "askuser-chip", q.header);
     chip.setAttribute("data-testid", "header");
     // A header longer than the chip's room is cut short with an ellipsis (panel.css); the

@@ -28,9 +28,13 @@ function QuestionSet(data, session) {
       };
     });
     var hasPreview = !multi && options.some(function (o) { return o.preview !== ""; });
+    var header = str(q.header);
+    var hasHeader = clean(header).trim() !== "";
     return {
       text: str(q.question),
-      header: str(q.header),
+      header: header,
+      hasHeader: hasHeader, // a question without one has no chip
+      name: hasHeader ? header : str(q.question), // how hints and notes name it
       placeholder: str(q.placeholder),
       multi: multi,
       options: options,

@@ -137,7 +137,7 @@ function buildSetView(set, ctx) {
     }
     var names = missing.map(function (qi) {
       var q = set.questions[qi];
-      var b = modelEl("b", "askuser-hint-name", clean(q.header).trim() ? q.header : q.text);
+      var b = modelEl("b", "askuser-hint-name", q.name);
       b.title = b.textContent; // cut short when long (panel.css)
       return b;
     });
@@ -224,7 +224,7 @@ function describeAnswers(parent, answers, set, S) {
   var headers = {};
   if (set) {
     set.questions.forEach(function (q) {
-      headers[q.text] = clean(q.header).trim() ? q.header : q.text;
+      headers[q.text] = q.name;
     });
   }
   answers.forEach(function (a, i) {
