@@ -21,7 +21,7 @@ const (
 // checkAnswers validates a device's answers against the questions they answer and
 // returns them in canonical form: one answer per question in the order asked,
 // SelectedLabels never nil. maxCustomInput bounds free text in characters (0 means
-// [DefaultMaxCustomInput]).
+// 4000).
 //
 // The rules: every question is answered exactly once, matched by its text; every selected
 // label is one of that question's options, at most once; a single-select question has one
@@ -34,7 +34,7 @@ const (
 // [maxReportedProblems] problems are listed, then how many more there were.
 func checkAnswers(questions []Question, answers []Answer, maxCustomInput int) ([]Answer, []string) {
 	if maxCustomInput <= 0 {
-		maxCustomInput = DefaultMaxCustomInput
+		maxCustomInput = defaultMaxCustomInput
 	}
 	problems := problemList{max: maxReportedProblems, where: fieldAnswers}
 	byText := make(map[string]int, len(questions))
@@ -148,14 +148,6 @@ func moreProblems(where string, n int) string {
 type answerPath int
 
 func (p answerPath) String() string { return "answers[" + strconv.Itoa(int(p)) + "]" }
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
-}
 
 // decodeResultData decodes a device's result strictly, from its JSON tree, wording
 // every refusal: unknown names, wrong types and trailing data are refused.

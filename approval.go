@@ -1,7 +1,6 @@
 package askuser
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -19,94 +18,8 @@ import (
 // for each way one ends. The rules that decide which calls are asked about are in
 // policy.go; an approval's life is a request's, as a question's is (lifecycle.go).
 
-// Event types of approvals.
-const (
-	// EventApproval is sent to every device of a session when a tool call waits for the
-	// person's approval, and to a device that connects while it waits. Its data is an
-	// [ApprovalData].
-	EventApproval = "tool_approval"
-	// EventApprovalResult is sent by a device to decide an approval. Its data is an
-	// [ApprovalResultData].
-	EventApprovalResult = "tool_approval_result"
-	// EventApprovalResolved is sent to every device of a session when an approval ends,
-	// however it ends. Its data is an [ApprovalResolvedData].
-	EventApprovalResolved = "tool_approval_resolved"
-)
-
-// The decisions a person can make on an approval: the values of
-// [ApprovalResultData.Decision] and of [ApprovalData.Decisions].
-const (
-	// DecisionApprove runs the tool call as the model wrote it.
-	DecisionApprove = "approve"
-	// DecisionDeny refuses it, with an optional reason.
-	DecisionDeny = "deny"
-	// DecisionEdit runs it with the arguments the person wrote instead.
-	DecisionEdit = "edit"
-	// DecisionAlways runs it, and the later calls of the session that its grant covers
-	// (see [ApprovalData.Always]) without asking.
-	DecisionAlways = "always"
-)
-
 // allDecisions is every decision, in the order devices show them.
 var allDecisions = []string{DecisionApprove, DecisionDeny, DecisionEdit, DecisionAlways}
-
-// ApprovalData is the data of an [EventApproval]: one tool call waiting for the person.
-type ApprovalData struct {
-	RequestID string `json:"requestId"`
-	// Tool is the name of the tool the model called.
-	Tool string `json:"tool"`
-	// Arguments are the arguments the model wrote, as a JSON value. When what the model
-	// wrote is not JSON, Arguments is a JSON string holding it, and ArgumentsInvalid is
-	// set.
-	Arguments json.RawMessage `json:"arguments"`
-	// ArgumentsInvalid says that the model's arguments are not valid JSON: the call can
-	// only be denied, or edited into valid arguments.
-	ArgumentsInvalid bool `json:"argumentsInvalid,omitempty"`
-	// Description is the host's description of the tool, or of the rule that asks.
-	Description string `json:"description,omitempty"`
-	// Decisions lists the decisions this approval takes, in the order to show them:
-	// some of "approve", "deny", "edit" and "always".
-	Decisions []string `json:"decisions"`
-	// ArgumentsSchema is the tool's JSON Schema for its arguments, when the host gave
-	// one: an edit must satisfy it.
-	ArgumentsSchema json.RawMessage `json:"argumentsSchema,omitempty"`
-	// Always says, in words, what an "always" decision grants (which later calls of the
-	// session then run without asking); empty when "always" is not offered.
-	Always string `json:"always,omitempty"`
-	// Reasons are the host's preset reasons for a denial, to pick from.
-	Reasons []string `json:"reasons,omitempty"`
-	// Source says whose tool it is when the tool is not the host's own (an MCP
-	// server's): nil for the host's own tools.
-	Source *ToolSource `json:"source,omitempty"`
-	// Scope is the name of the rule that narrows what "always" grants ([Rule.Always]),
-	// kept with the approval so that whichever dispatcher records the decision makes the
-	// same grant. It is not sent to devices.
-	Scope string `json:"-"`
-	// Digest names this approval exactly (its session, id, tool, arguments and expiry).
-	// A device that sends it back with its decision is sure to decide this very call: a
-	// decision whose digest names another is refused as not pending.
-	Digest string `json:"digest"`
-	// ExpiresAt is when the approval times out, so that a device can show a countdown.
-	ExpiresAt time.Time `json:"expiresAt,omitzero"`
-}
-
-// ToolSource says whose tool an approval is for when the tool is not the host's own: an
-// MCP server's, say. Devices show it on the approval card, so that the person knows whose
-// tool it is. The title and the hints are the server's word on its own tool, and are
-// shown as such.
-type ToolSource struct {
-	// Server is the name of the server the tool comes from, as the host knows it.
-	Server string `json:"server"`
-	// Trusted says that the host marks the server as trusted, so that the server's hints
-	// decide which of its calls are asked about.
-	Trusted bool `json:"trusted,omitempty"`
-	// Title is the tool's title for people, as the server gives it.
-	Title string `json:"title,omitempty"`
-	// Hints are what the server says of the tool, each true or false, by the names of
-	// MCP's tool annotations without "Hint": "readOnly", "destructive", "idempotent"
-	// and "openWorld". A hint the server did not give is absent; nil when it gave none.
-	Hints map[string]bool `json:"hints,omitempty"`
-}
 
 // Bounds of a ToolSource as a device is shown it: longer texts are cut, more hints
 // dropped (by name, after the first).
@@ -142,85 +55,6 @@ func (s *ToolSource) shown() *ToolSource {
 		out.Hints[name] = s.Hints[name]
 	}
 	return out
-}
-
-// ApprovalResultData is the data of an [EventApprovalResult]: a device's decision.
-type ApprovalResultData struct {
-	RequestID string `json:"requestId"`
-	// Decision is one of the approval's [ApprovalData.Decisions].
-	Decision string `json:"decision"`
-	// Reason is the person's reason for a denial, typed or picked from the presets.
-	Reason string `json:"reason,omitempty"`
-	// Arguments are the person's arguments, given only with "edit".
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	// Digest, when given, must be the approval's [ApprovalData.Digest].
-	Digest string `json:"digest,omitempty"`
-}
-
-// ApprovalResolvedData is the data of an [EventApprovalResolved].
-type ApprovalResolvedData struct {
-	RequestID string `json:"requestId"`
-	// Outcome is how the approval ended. On the wire: "approved", "edited", "denied",
-	// "timed_out", "cancelled", "shutdown", "undelivered" or "disconnected".
-	Outcome Outcome `json:"outcome"`
-	// Grant says what an "always" decision granted; the outcome is then [Approved].
-	Grant string `json:"grant,omitempty"`
-	// Reason is the person's reason for a denial.
-	Reason string `json:"reason,omitempty"`
-	// Arguments are the arguments the tool runs with, when the person edited them.
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-}
-
-// Decision is how a person (or the clock) decided an approval, as the ended record of
-// the approval keeps it.
-type Decision struct {
-	// Decision is the decision made: one of the Decision* constants; empty when the
-	// approval ended without one (timed out, cancelled, ...).
-	Decision string
-	// Reason is the reason given for a denial.
-	Reason string
-	// Arguments are the edited arguments, for an "edit".
-	Arguments json.RawMessage
-	// Grant is what an "always" decision granted.
-	Grant *Grant
-	// By is who decided: the principal the transport authenticated the device as
-	// ([Event.User]); empty when no person decided, or the transport knows no principal.
-	By string
-	// Via is how the decision came: "" from a device, "link" from an answer or action
-	// link ([Event.Via]).
-	Via string
-	// At is when the approval ended.
-	At time.Time
-}
-
-// Grant lets later tool calls of a session run without asking: what an "always"
-// decision makes. It is kept in the [Store] (see [GrantStore]), so that every
-// dispatcher sharing the store honours it.
-type Grant struct {
-	Session SessionID
-	// ID names the grant within its session: the request id of the approval that made it.
-	ID string
-	// Tool is the name of the tool whose calls it covers.
-	Tool string
-	// Scope, when set, is the name of the narrower [Rule] a call must also match (see
-	// [Rule.Always]); empty, the grant covers every call of Tool in the session.
-	Scope string
-	// Covers says in words what the grant covers, as the person was shown.
-	Covers string
-	// By is who granted it; At is when.
-	By string
-	At time.Time
-}
-
-// GrantStore is implemented by a [Store] that keeps grants. Without it, "always" is not
-// offered. The methods may be called concurrently.
-type GrantStore interface {
-	// PutGrant keeps g, replacing a grant of the same session and ID.
-	PutGrant(ctx context.Context, g Grant) error
-	// Grants returns the session's grants, oldest first.
-	Grants(ctx context.Context, session SessionID) ([]Grant, error)
-	// RevokeGrant removes the session's grant id, and reports whether there was one.
-	RevokeGrant(ctx context.Context, session SessionID, id string) (bool, error)
 }
 
 // approvalEnding is what the library says of one way an approval can end: its name in
@@ -327,41 +161,6 @@ func canonicalArguments(arguments []byte) (canonical []byte, ok bool) {
 
 // maxReasonLength bounds a denial's reason, in characters.
 const maxReasonLength = 1000
-
-// approvalResolvedWire is ApprovalResolvedData as it is on the wire, the outcome by its
-// name in tool_approval_resolved.
-type approvalResolvedWire struct {
-	RequestID string          `json:"requestId"`
-	Outcome   string          `json:"outcome"`
-	Grant     string          `json:"grant,omitempty"`
-	Reason    string          `json:"reason,omitempty"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-}
-
-// MarshalJSON encodes r with the outcome's name in tool_approval_resolved, which for
-// [TimedOut] is "timed_out"; an outcome that approvals do not have is an error.
-func (r ApprovalResolvedData) MarshalJSON() ([]byte, error) {
-	e := approvalEndingOf(r.Outcome)
-	if e == nil || r.Outcome == Invalid {
-		return nil, fmt.Errorf("outcome: %v is not an outcome of an approval", r.Outcome)
-	}
-	return marshal(approvalResolvedWire{RequestID: r.RequestID, Outcome: e.name, Grant: r.Grant, Reason: r.Reason, Arguments: r.Arguments})
-}
-
-// UnmarshalJSON decodes r, reading the outcome by its name in tool_approval_resolved.
-func (r *ApprovalResolvedData) UnmarshalJSON(b []byte) error {
-	var w approvalResolvedWire
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	for _, e := range approvalEndings {
-		if e.name == w.Outcome && e.outcome != Invalid {
-			*r = ApprovalResolvedData{RequestID: w.RequestID, Outcome: e.outcome, Grant: w.Grant, Reason: w.Reason, Arguments: w.Arguments}
-			return nil
-		}
-	}
-	return fmt.Errorf("askuser: unknown approval outcome %q", w.Outcome)
-}
 
 // decodeApprovalResultData decodes a device's decision strictly, wording every refusal:
 // unknown names, names given twice, wrong types and trailing data are refused.

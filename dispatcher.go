@@ -18,7 +18,7 @@ import (
 // each field means its default.
 type Options struct {
 	// Timeout is how long a request (a question set, or an approval) waits for the
-	// person. Default [DefaultTimeout].
+	// person. Default 5 minutes.
 	Timeout time.Duration
 	// NewRequestID makes a request id for a call that did not bring one (see
 	// [ToolCall.ID]). It must return unguessable, unique ids: a device that knows a request
@@ -39,7 +39,7 @@ type Options struct {
 	// fails at once.
 	DisconnectGrace time.Duration
 	// MaxCustomInput bounds an answer's free text, in characters. Default
-	// [DefaultMaxCustomInput].
+	// 4000.
 	MaxCustomInput int
 	// Store holds the pending requests. Default: in memory, this dispatcher's own (it
 	// keeps grants too, until Close). A Store shared with other dispatchers (the
@@ -55,7 +55,7 @@ type Options struct {
 	// device showing it (see [Notifier]).
 	Notifier Notifier
 	// NotifyAfter is how long a request waits unseen before it is given to the
-	// Notifier. Default [DefaultNotifyAfter].
+	// Notifier. Default 10 seconds.
 	NotifyAfter time.Duration
 	// Observer, when set, is told of every call and request, for traces, metrics and
 	// logs: see [Observer]; [Hooks] takes plain functions.
@@ -127,10 +127,10 @@ func New(t Transport, opts *Options) *Dispatcher {
 		panic("askuser: Options.NotifyAfter is negative")
 	}
 	if d.opts.NotifyAfter == 0 {
-		d.opts.NotifyAfter = DefaultNotifyAfter
+		d.opts.NotifyAfter = defaultNotifyAfter
 	}
 	if d.opts.Timeout == 0 {
-		d.opts.Timeout = DefaultTimeout
+		d.opts.Timeout = defaultTimeout
 	}
 	if d.opts.NewRequestID == nil {
 		d.opts.NewRequestID = uuid.NewString

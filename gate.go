@@ -81,46 +81,6 @@ func (r ApprovalResult) Content(toolResult string) string {
 	return approvalEndingOf(Undelivered).content // an outcome this version does not know
 }
 
-// Audit is the record of one decision on a gated tool call, for the [Observer] (and
-// [Hooks.OnAudit]): what
-// was asked, what was decided, by whom or by which rule, and when.
-type Audit struct {
-	Session SessionID
-	// RequestID is the approval's request id; "" when no person was asked.
-	RequestID string
-	// Tool and Arguments are the call as the model made it, the arguments compacted (as
-	// a JSON string of what the model wrote when that is not JSON).
-	Tool      string
-	Arguments json.RawMessage
-	// Description is what the approval card said of the tool; "" when no person was
-	// asked.
-	Description string
-	// Outcome is how the call was decided: [Approved], [Edited], [Denied], or why no
-	// decision came ([TimedOut], [Cancelled], ...).
-	Outcome Outcome
-	// Decision is the person's decision ("approve", "deny", "edit", "always"); "" when
-	// none made it.
-	Decision string
-	// Reason is the reason of a denial.
-	Reason string
-	// Edited are the arguments the tool runs with when the person edited them.
-	Edited json.RawMessage
-	// Rule is the rule that decided, when no person did ("default" for the Policy's
-	// Default); "" otherwise.
-	Rule string
-	// Grant is the grant that allowed the call without asking, or that an "always"
-	// decision made.
-	Grant *Grant
-	// AskedAt is when the call came to the gate; DecidedAt when it was decided.
-	AskedAt, DecidedAt time.Time
-	// By is who decided: the principal the transport authenticated the device as; ""
-	// when no person decided, or the transport names none.
-	By string
-	// Via is how the person's decision came: "" from a device, "link" from an answer or
-	// action link.
-	Via string
-}
-
 // Approve decides one tool call of the host's by [Options.Policy]: a Deny rule refuses
 // it, an Allow rule lets it run, and a call that an Ask rule (or the Default, or the
 // absence of a Policy) asks about runs without asking when a grant of the session

@@ -371,40 +371,6 @@ func outcomeErr(o Outcome, err error) error {
 	return ErrUndelivered // an outcome this version does not know, from a shared store
 }
 
-// AskEvent returns the event that shows the pending request to devices: an
-// [EventAsk] of its question set, or an [EventApproval].
-func (r Record) AskEvent() (Event, error) {
-	if r.Approval != nil {
-		return NewEvent(EventApproval, r.Session, r.Approval)
-	}
-	return NewEvent(EventAsk, r.Session, &r.Ask)
-}
-
-// ResolvedEvent returns the event that tells devices how the ended request ended: an
-// [EventResolved] with the answers of a question set, or an [EventApprovalResolved] with
-// what the decision says. An outcome this version does not know (written to a shared
-// store by a newer one) is told as [Undelivered].
-func (r Record) ResolvedEvent() (Event, error) {
-	if r.Approval == nil {
-		data := ResolvedData{RequestID: r.Ask.RequestID, Outcome: r.Outcome, Answers: r.Answers}
-		if e := endingOf(data.Outcome, nil); e == nil || data.Outcome >= Approved {
-			data.Outcome, data.Answers = Undelivered, nil
-		}
-		return NewEvent(EventResolved, r.Session, data)
-	}
-	data := ApprovalResolvedData{RequestID: r.Approval.RequestID, Outcome: r.Outcome}
-	if dec := r.Decision; dec != nil {
-		data.Reason, data.Arguments = dec.Reason, dec.Arguments
-		if dec.Grant != nil {
-			data.Grant = dec.Grant.Covers
-		}
-	}
-	if approvalEndingOf(data.Outcome) == nil || data.Outcome == Invalid {
-		data.Outcome = Undelivered
-	}
-	return NewEvent(EventApprovalResolved, r.Session, data)
-}
-
 // calls is the dispatcher's table of the callers waiting for their request to end, in
 // the shape of nats.go's respMap: a map under a mutex, and a signal with a buffer of one
 // per waiter. Whoever learns that a request ended (the dispatcher that ended it, or the

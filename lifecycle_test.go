@@ -181,7 +181,7 @@ func BenchmarkRegistry(b *testing.B) {
 		}
 	})
 
-	for _, expiry := range []time.Duration{0, DefaultTimeout} {
+	for _, expiry := range []time.Duration{0, defaultTimeout} {
 		name := "handoff"
 		if expiry > 0 {
 			name = "handoff-timeout"
@@ -383,7 +383,7 @@ func BenchmarkStoreMemory(b *testing.B) {
 			started.Add(n)
 			done.Add(n)
 			for i := range n {
-				w, rec := r.register(IntSession(int64(1_000_000+i)), id(i), req, time.Now().Add(DefaultTimeout))
+				w, rec := r.register(IntSession(int64(1_000_000+i)), id(i), req, time.Now().Add(defaultTimeout))
 				go func() {
 					defer done.Done()
 					started.Done()

@@ -10,51 +10,9 @@ import (
 // has gone [Options.NotifyAfter] with no device of its session visible to its person is
 // given to the host's [Notifier], once.
 
-// Notifier is told of each request that has gone [Options.NotifyAfter] with no device
-// showing it to its person: none connected, or every one hidden. While a device shows
-// it, the notice waits; once the request has gone a whole NotifyAfter unseen (since it
-// was made, or since a device last showed it), the notice comes. Package notify has one
-// that posts a signed webhook.
-//
-// Notify is called once per request, by the dispatcher that made it (so once across
-// the replicas of a host), in a goroutine of its own: it may block, retry, and take its
-// time. Its ctx ends when the request ends (answered, decided, timed out, ...) or the
-// dispatcher closes; a notifier that is still trying then stops. Its error, and any
-// failure of its own, changes nothing of the request. Notify may be called
-// concurrently.
-type Notifier interface {
-	Notify(ctx context.Context, n Notice) error
-}
-
-// Notice describes a request no device is showing, for a [Notifier].
-type Notice struct {
-	Kind      Kind
-	Session   SessionID
-	RequestID string
-	// Title is what the request is about, in a line: the first question's text, or the
-	// tool's name.
-	Title string
-	// ExpiresAt is when the request times out.
-	ExpiresAt time.Time
-	// Decisions are the approval's decisions, for a notifier that offers actions; nil for
-	// a question set.
-	Decisions []string
-}
-
-// Attention is implemented by a transport that knows whether a device shows a session
-// to its person: a connected device whose page is not hidden, say. The dispatcher asks
-// it before notifying. Without it, a transport's [Presence] stands in (a connected
-// device counts as seen); with neither, a request is taken as unseen. WatchedSince may be
-// called concurrently.
-type Attention interface {
-	// WatchedSince reports whether a device of the session has been visible to its
-	// person at any moment since t: connected and not hidden, now or at some time after t.
-	WatchedSince(session SessionID, t time.Time) bool
-}
-
-// DefaultNotifyAfter is how long a request waits unseen before it is given to the
+// defaultNotifyAfter is how long a request waits unseen before it is given to the
 // Notifier, unless [Options.NotifyAfter] says otherwise.
-const DefaultNotifyAfter = 10 * time.Second
+const defaultNotifyAfter = 10 * time.Second
 
 // notices is the dispatcher's table of the requests it may notify of: a timer for each
 // until it fires, then the cancel of the notifier's context until the request ends.

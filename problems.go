@@ -91,16 +91,6 @@ func describeSchemaError(e *jsonschema.ValidationError, tree any) []string {
 	return []string{where + ": " + e.Message}
 }
 
-func article(typ string) string {
-	switch typ {
-	case "object", "array", "integer":
-		return "an " + typ
-	case "null":
-		return "null"
-	}
-	return "a " + typ
-}
-
 func jsonTypeName(v any) string {
 	switch v.(type) {
 	case nil:

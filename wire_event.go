@@ -265,17 +265,6 @@ func (e Event) RequestID() string {
 	return data.RequestID
 }
 
-// truncateBytes cuts s to at most n bytes without splitting a character.
-func truncateBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
 // maxEventBytes bounds an inbound event: the largest answer a device can send with every
 // free text at its limit, with room to spare.
 const maxEventBytes = 1 << 20

@@ -274,3 +274,31 @@ func validUTF8(b []byte) []byte {
 	}
 	return out
 }
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}
+
+func article(typ string) string {
+	switch typ {
+	case "object", "array", "integer":
+		return "an " + typ
+	case "null":
+		return "null"
+	}
+	return "a " + typ
+}
+
+// truncateBytes cuts s to at most n bytes without splitting a character.
+func truncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -129,3 +129,39 @@ type Store interface {
 	// be called more than once for an end, and concurrently, and must return quickly.
 	Watch(f func(Record)) (stop func())
 }
+
+// AskEvent returns the event that shows the pending request to devices: an
+// [EventAsk] of its question set, or an [EventApproval].
+func (r Record) AskEvent() (Event, error) {
+	if r.Approval != nil {
+		return NewEvent(EventApproval, r.Session, r.Approval)
+	}
+	return NewEvent(EventAsk, r.Session, &r.Ask)
+}
+
+// ResolvedEvent returns the event that tells devices how the ended request ended: an
+// [EventResolved] with the answers of a question set, or an [EventApprovalResolved] with
+// what the decision says. An outcome this version does not know (written to a shared
+// store by a newer one) is told as [Undelivered].
+func (r Record) ResolvedEvent() (Event, error) {
+	if r.Approval == nil {
+		data := ResolvedData{RequestID: r.Ask.RequestID, Outcome: r.Outcome, Answers: r.Answers}
+		if _, err := data.Outcome.MarshalText(); err != nil || data.Outcome >= Approved {
+			data.Outcome, data.Answers = Undelivered, nil
+		}
+		return NewEvent(EventResolved, r.Session, data)
+	}
+	data := ApprovalResolvedData{RequestID: r.Approval.RequestID, Outcome: r.Outcome}
+	if dec := r.Decision; dec != nil {
+		data.Reason, data.Arguments = dec.Reason, dec.Arguments
+		if dec.Grant != nil {
+			data.Grant = dec.Grant.Covers
+		}
+	}
+	switch data.Outcome {
+	case Approved, Edited, Denied, TimedOut, Cancelled, Undelivered, Disconnected, Shutdown:
+	default: // not an outcome of an approval
+		data.Outcome = Undelivered
+	}
+	return NewEvent(EventApprovalResolved, r.Session, data)
+}

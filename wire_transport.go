@@ -1,6 +1,9 @@
 package askuser
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Transport carries events from the dispatcher to the devices of a session, and the
 // devices' events back to an [Inbound] (the dispatcher).
@@ -65,4 +68,15 @@ type Inbound interface {
 // serves answer links asks it, so that a link's page says how its request ended.
 type Looker interface {
 	Lookup(ctx context.Context, session SessionID, id string) (Record, error)
+}
+
+// Attention is implemented by a transport that knows whether a device shows a session
+// to its person: a connected device whose page is not hidden, say. The dispatcher asks
+// it before notifying. Without it, a transport's [Presence] stands in (a connected
+// device counts as seen); with neither, a request is taken as unseen. WatchedSince may be
+// called concurrently.
+type Attention interface {
+	// WatchedSince reports whether a device of the session has been visible to its
+	// person at any moment since t: connected and not hidden, now or at some time after t.
+	WatchedSince(session SessionID, t time.Time) bool
 }

@@ -1,0 +1,37 @@
+package askuser
+
+import (
+	"context"
+	"time"
+)
+
+// Notifier is told of each request that has gone [Options.NotifyAfter] with no device
+// showing it to its person: none connected, or every one hidden. While a device shows
+// it, the notice waits; once the request has gone a whole NotifyAfter unseen (since it
+// was made, or since a device last showed it), the notice comes. Package notify has one
+// that posts a signed webhook.
+//
+// Notify is called once per request, by the dispatcher that made it (so once across
+// the replicas of a host), in a goroutine of its own: it may block, retry, and take its
+// time. Its ctx ends when the request ends (answered, decided, timed out, ...) or the
+// dispatcher closes; a notifier that is still trying then stops. Its error, and any
+// failure of its own, changes nothing of the request. Notify may be called
+// concurrently.
+type Notifier interface {
+	Notify(ctx context.Context, n Notice) error
+}
+
+// Notice describes a request no device is showing, for a [Notifier].
+type Notice struct {
+	Kind      Kind
+	Session   SessionID
+	RequestID string
+	// Title is what the request is about, in a line: the first question's text, or the
+	// tool's name.
+	Title string
+	// ExpiresAt is when the request times out.
+	ExpiresAt time.Time
+	// Decisions are the approval's decisions, for a notifier that offers actions; nil for
+	// a question set.
+	Decisions []string
+}
