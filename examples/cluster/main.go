@@ -35,8 +35,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/askuser-go/askuser/examples/internal/demo"
-	"github.com/askuser-go/askuser/examples/internal/metrics"
 	"log/slog"
 	"net"
 	"net/http"
@@ -48,7 +46,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/examples/internal/demo"
+	"github.com/askuser-go/askuser/examples/internal/metrics"
+
 	"github.com/nats-io/nats-server/v2/server"
 )
 
@@ -77,7 +77,7 @@ func main() {
 	flag.StringVar(&c.name, "replica", "", "the replica's name, with -addr (default r1)")
 	flag.StringVar(&c.addrs, "addrs", "127.0.0.1:8081,127.0.0.1:8082,127.0.0.1:8083", "without -addr: one replica on each of these addresses, named r1, r2, ...")
 	flag.IntVar(&c.copies, "copies", 0, "how many NATS servers keep each record (3 on a NATS cluster); default: as many as -nodes, up to 3, or 1 with -nats")
-	flag.DurationVar(&c.timeout, "timeout", askuser.DefaultTimeout, "how long each question waits for an answer")
+	flag.DurationVar(&c.timeout, "timeout", 5*time.Minute, "how long each question waits for an answer")
 	flag.BoolVar(&c.verbose, "v", false, "log connections, requests and decisions to stderr")
 	c.notify.Register(flag.CommandLine)
 	flag.Parse()

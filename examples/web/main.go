@@ -32,7 +32,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/examples/internal/demo"
 )
 
@@ -43,7 +42,7 @@ var page embed.FS
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
-	timeout := flag.Duration("timeout", askuser.DefaultTimeout, "how long each question or approval waits for the person")
+	timeout := flag.Duration("timeout", 5*time.Minute, "how long each question or approval waits for the person")
 	csp := flag.Bool("csp", true, "serve the page with a strict Content-Security-Policy")
 	verbose := flag.Bool("v", false, "log connections, requests and decisions to stderr")
 	var nf demo.NotifyFlags

@@ -27,7 +27,7 @@ type NotifyFlags struct {
 // Register adds the flags to fs.
 func (f *NotifyFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Webhook, "notify-webhook", "", "POST a signed notice to this URL when a request waits unseen (off without it)")
-	fs.DurationVar(&f.After, "notify-after", askuser.DefaultNotifyAfter, "how long a request waits unseen before the notice")
+	fs.DurationVar(&f.After, "notify-after", 10*time.Second, "how long a request waits unseen before the notice")
 	fs.StringVar(&f.Secret, "notify-secret", "", "the secret that signs the webhooks and the links, at least 32 bytes (default: random per run)")
 	fs.StringVar(&f.PublicURL, "public-url", "", "what links start with (default: the listening address)")
 }

@@ -64,7 +64,7 @@ type Options struct {
 	// Page holds the demo page: index.html at its root and the files it loads.
 	Page fs.FS
 	// Timeout is how long each question or approval waits for the person. Default
-	// [askuser.DefaultTimeout].
+	// 5 minutes.
 	Timeout time.Duration
 	// NoCSP turns off the Content-Security-Policy header the page is served with. The
 	// end-to-end tests turn it off to check that the panel alone, without the browser's
@@ -128,7 +128,7 @@ func New(opts *Options) (*Server, error) {
 		return nil, fmt.Errorf("demo: the page has no index.html: %w", err)
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = askuser.DefaultTimeout
+		o.Timeout = 5 * time.Minute
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
