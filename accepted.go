@@ -19,8 +19,8 @@ import (
 // with the reasons; the refusal of a call past a widened bound also says the advertised
 // one, for the model's next try.
 
-// The bounds accepted where they are wider than those advertised ([MaxHeaderLength],
-// [MinOptions], [MaxOptions]).
+// The bounds accepted where they are wider than those advertised ([wire.MaxHeaderLength],
+// [wire.MinOptions], [wire.MaxOptions]).
 const (
 	// acceptedMaxHeaderLength: a longer header is shown shortened on the chip, whole on
 	// hover, to screen readers and in the terminal. Past 100 characters, the bound of a

@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/askuser-go/askuser/internal/jsonx"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // Members of a device's result and of an answer.
@@ -50,11 +53,11 @@ func checkAnswers(questions []Question, answers []Answer, maxCustomInput int) ([
 		where := answerPath(i) // formatted only into a problem
 		qi, ok := byText[a.Question]
 		if !ok {
-			problems.addf("%s.question: %q is not a question of this request", where, truncate(a.Question, 80))
+			problems.addf("%s.question: %q is not a question of this request", where, jsonx.Truncate(a.Question, 80))
 			continue
 		}
 		if answered[qi] {
-			problems.addf("%s.question: %q is answered more than once", where, truncate(a.Question, 80))
+			problems.addf("%s.question: %q is answered more than once", where, jsonx.Truncate(a.Question, 80))
 			continue
 		}
 		answered[qi] = true
@@ -69,9 +72,9 @@ func checkAnswers(questions []Question, answers []Answer, maxCustomInput int) ([
 		}
 		for k, l := range labels {
 			if !slices.ContainsFunc(q.Options, func(o Option) bool { return o.Label == l }) {
-				problems.addf("%s.selectedLabels[%d]: %q is not an option of this question", where, k, truncate(l, 80))
+				problems.addf("%s.selectedLabels[%d]: %q is not an option of this question", where, k, jsonx.Truncate(l, 80))
 			} else if slices.Index(labels, l) < k {
-				problems.addf("%s.selectedLabels[%d]: %q is selected more than once", where, k, truncate(l, 80))
+				problems.addf("%s.selectedLabels[%d]: %q is selected more than once", where, k, jsonx.Truncate(l, 80))
 			}
 		}
 		if a.CustomInput != nil {
@@ -97,7 +100,7 @@ func checkAnswers(questions []Question, answers []Answer, maxCustomInput int) ([
 	}
 	for i, ok := range answered {
 		if !ok && len(answers) > 0 {
-			problems.addf("answers: no answer for questions[%d] %q", i, truncate(questions[i].Question, 80))
+			problems.addf("answers: no answer for questions[%d] %q", i, jsonx.Truncate(questions[i].Question, 80))
 		}
 	}
 	if list := problems.list(); list != nil {
@@ -151,14 +154,14 @@ func (p answerPath) String() string { return "answers[" + strconv.Itoa(int(p)) +
 
 // decodeResultData decodes a device's result strictly, from its JSON tree, wording
 // every refusal: unknown names, wrong types and trailing data are refused.
-func decodeResultData(b []byte) (ResultData, error) {
-	tree, err := decodeJSON(b)
+func decodeResultData(b []byte) (wire.ResultData, error) {
+	tree, err := jsonx.Decode(b)
 	if err != nil {
-		return ResultData{}, fmt.Errorf("%w: %s data: not valid JSON: %v", ErrMalformedEvent, EventResult, err)
+		return wire.ResultData{}, fmt.Errorf("%w: %s data: not valid JSON: %v", wire.ErrMalformedEvent, wire.EventResult, err)
 	}
 	data, problem := resultDataFromTree(tree)
 	if problem != "" {
-		return ResultData{}, fmt.Errorf("%w: %s data: %s", ErrMalformedEvent, EventResult, problem)
+		return wire.ResultData{}, fmt.Errorf("%w: %s data: %s", wire.ErrMalformedEvent, wire.EventResult, problem)
 	}
 	return data, nil
 }
@@ -166,24 +169,24 @@ func decodeResultData(b []byte) (ResultData, error) {
 // resultDataFromTree reads a device's result from its decoded tree, or says what is
 // wrong with it, where: "answers[0].selectedLabels: must be an array of strings, not a
 // string". Null answers, selectedLabels and customInput are absent.
-func resultDataFromTree(tree any) (ResultData, string) {
+func resultDataFromTree(tree any) (wire.ResultData, string) {
 	obj, ok := tree.(map[string]any)
 	if !ok {
-		return ResultData{}, "must be an object, not " + article(jsonTypeName(tree))
+		return wire.ResultData{}, "must be an object, not " + jsonx.Article(jsonTypeName(tree))
 	}
-	var data ResultData
+	var data wire.ResultData
 	for _, name := range sortedNames(obj) {
 		switch v := obj[name]; name {
 		case fieldRequestID:
 			s, ok := v.(string)
 			if !ok {
-				return ResultData{}, "requestId: must be a string, not " + article(jsonTypeName(v))
+				return wire.ResultData{}, "requestId: must be a string, not " + jsonx.Article(jsonTypeName(v))
 			}
 			data.RequestID = s
 		case fieldDeclined:
 			b, ok := v.(bool)
 			if !ok {
-				return ResultData{}, "declined: must be a boolean, not " + article(jsonTypeName(v))
+				return wire.ResultData{}, "declined: must be a boolean, not " + jsonx.Article(jsonTypeName(v))
 			}
 			data.Declined = b
 		case fieldAnswers:
@@ -192,18 +195,18 @@ func resultDataFromTree(tree any) (ResultData, string) {
 			}
 			arr, ok := v.([]any)
 			if !ok {
-				return ResultData{}, "answers: must be an array of answer objects, not " + article(jsonTypeName(v))
+				return wire.ResultData{}, "answers: must be an array of answer objects, not " + jsonx.Article(jsonTypeName(v))
 			}
 			data.Answers = make([]Answer, 0, min(len(arr), 4))
 			for i, av := range arr {
 				a, problem := answerFromTree(av)
 				if problem != "" {
-					return ResultData{}, answerPath(i).String() + problem
+					return wire.ResultData{}, answerPath(i).String() + problem
 				}
 				data.Answers = append(data.Answers, a)
 			}
 		default:
-			return ResultData{}, truncate(name, 40) + ": unknown field; the fields of a result are requestId, answers and declined"
+			return wire.ResultData{}, jsonx.Truncate(name, 40) + ": unknown field; the fields of a result are requestId, answers and declined"
 		}
 	}
 	return data, ""
@@ -213,7 +216,7 @@ func resultDataFromTree(tree any) (ResultData, string) {
 func answerFromTree(v any) (Answer, string) {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return Answer{}, ": must be an object, not " + article(jsonTypeName(v))
+		return Answer{}, ": must be an object, not " + jsonx.Article(jsonTypeName(v))
 	}
 	var a Answer
 	for _, name := range sortedNames(obj) {
@@ -221,7 +224,7 @@ func answerFromTree(v any) (Answer, string) {
 		case fieldQuestion:
 			s, ok := v.(string)
 			if !ok {
-				return Answer{}, ".question: must be a string, not " + article(jsonTypeName(v))
+				return Answer{}, ".question: must be a string, not " + jsonx.Article(jsonTypeName(v))
 			}
 			a.Question = s
 		case fieldSelectedLabels:
@@ -230,13 +233,13 @@ func answerFromTree(v any) (Answer, string) {
 			}
 			arr, ok := v.([]any)
 			if !ok {
-				return Answer{}, ".selectedLabels: must be an array of strings, not " + article(jsonTypeName(v))
+				return Answer{}, ".selectedLabels: must be an array of strings, not " + jsonx.Article(jsonTypeName(v))
 			}
 			a.SelectedLabels = make([]string, 0, min(len(arr), 4))
 			for k, lv := range arr {
 				l, ok := lv.(string)
 				if !ok {
-					return Answer{}, fmt.Sprintf(".selectedLabels[%d]: must be a string, not %s", k, article(jsonTypeName(lv)))
+					return Answer{}, fmt.Sprintf(".selectedLabels[%d]: must be a string, not %s", k, jsonx.Article(jsonTypeName(lv)))
 				}
 				a.SelectedLabels = append(a.SelectedLabels, l)
 			}
@@ -246,12 +249,23 @@ func answerFromTree(v any) (Answer, string) {
 			}
 			s, ok := v.(string)
 			if !ok {
-				return Answer{}, ".customInput: must be a string or null, not " + article(jsonTypeName(v))
+				return Answer{}, ".customInput: must be a string or null, not " + jsonx.Article(jsonTypeName(v))
 			}
 			a.CustomInput = &s
 		default:
-			return Answer{}, fmt.Sprintf(".%s: unknown field; the fields of an answer are question, selectedLabels and customInput", truncate(name, 40))
+			return Answer{}, fmt.Sprintf(".%s: unknown field; the fields of an answer are question, selectedLabels and customInput", jsonx.Truncate(name, 40))
 		}
 	}
 	return a, ""
+}
+
+// sortedNames returns the member names of obj in order, so that the first problem
+// reported is the same on every run.
+func sortedNames(obj map[string]any) []string {
+	names := make([]string, 0, len(obj))
+	for k := range obj {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
 }

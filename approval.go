@@ -11,6 +11,10 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/askuser-go/askuser/internal/jsonx"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // Approvals: the person approves a host's own tool call before it runs. This file holds
@@ -19,7 +23,7 @@ import (
 // policy.go; an approval's life is a request's, as a question's is (lifecycle.go).
 
 // allDecisions is every decision, in the order devices show them.
-var allDecisions = []string{DecisionApprove, DecisionDeny, DecisionEdit, DecisionAlways}
+var allDecisions = []string{wire.DecisionApprove, wire.DecisionDeny, wire.DecisionEdit, wire.DecisionAlways}
 
 // Bounds of a ToolSource as a device is shown it: longer texts are cut, more hints
 // dropped (by name, after the first).
@@ -29,17 +33,17 @@ const (
 	maxHintName    = 32
 )
 
-// shown returns s as devices are shown it: valid UTF-8, texts cut to maxSourceText
+// shownSource returns s as devices are shown it: valid UTF-8, texts cut to maxSourceText
 // characters, at most maxSourceHints hints with names of at most maxHintName bytes.
 // Nil for nil.
-func (s *ToolSource) shown() *ToolSource {
+func shownSource(s *wire.ToolSource) *wire.ToolSource {
 	if s == nil {
 		return nil
 	}
-	out := &ToolSource{
-		Server:  truncate(strings.ToValidUTF8(s.Server, "\uFFFD"), maxSourceText),
+	out := &wire.ToolSource{
+		Server:  jsonx.Truncate(strings.ToValidUTF8(s.Server, "\uFFFD"), maxSourceText),
 		Trusted: s.Trusted,
-		Title:   truncate(strings.ToValidUTF8(s.Title, "\uFFFD"), maxSourceText),
+		Title:   jsonx.Truncate(strings.ToValidUTF8(s.Title, "\uFFFD"), maxSourceText),
 	}
 	names := slices.Sorted(maps.Keys(s.Hints))
 	for _, name := range names {
@@ -108,31 +112,31 @@ func deniedResult(rule bool, reason string) string {
 		msg = deniedByPolicy
 	}
 	if reason == "" {
-		return `{"error": ` + jsonString(msg) + `}`
+		return `{"error": ` + jsonx.String(msg) + `}`
 	}
-	return `{"error": ` + jsonString(msg) + `, "reason": ` + jsonString(reason) + `}`
+	return `{"error": ` + jsonx.String(msg) + `, "reason": ` + jsonx.String(reason) + `}`
 }
 
 // editedResult renders the tool result of an edited call: the notice, the arguments it
 // ran with, and the tool's own result, as a JSON value when it is one, else as a string.
 func editedResult(arguments json.RawMessage, result string) string {
-	args, _ := compactJSON(arguments)
-	res, err := compactJSON([]byte(result))
+	args, _ := jsonx.Compact(arguments)
+	res, err := jsonx.Compact([]byte(result))
 	if err != nil {
-		res = []byte(jsonString(result))
+		res = []byte(jsonx.String(result))
 	}
-	return `{"notice": ` + jsonString(editedNotice) + `, "arguments": ` + string(args) + `, "result": ` + string(res) + `}`
+	return `{"notice": ` + jsonx.String(editedNotice) + `, "arguments": ` + string(args) + `, "result": ` + string(res) + `}`
 }
 
 // invalidApprovalResult renders the result of a tool call refused before anything was
 // asked: {"error": "...", "problems": [...]}.
 func invalidApprovalResult(problems []string) string {
-	return `{"error": ` + jsonString(invalidMessageApproval) + `, "problems": ` + jsonStrings(problems) + `}`
+	return `{"error": ` + jsonx.String(invalidMessageApproval) + `, "problems": ` + jsonx.Strings(problems) + `}`
 }
 
 // approvalDigest names an approval exactly: a decision that carries it can only decide
 // that one.
-func approvalDigest(session SessionID, a *ApprovalData, canonical []byte) string {
+func approvalDigest(session SessionID, a *wire.ApprovalData, canonical []byte) string {
 	h := sha256.New()
 	for _, part := range [][]byte{[]byte(session.String()), {boolByte(session.IsNumeric())}, []byte(a.RequestID), []byte(a.Tool), canonical, []byte(a.ExpiresAt.UTC().Format(time.RFC3339Nano))} {
 		var n [8]byte
@@ -155,7 +159,7 @@ func boolByte(b bool) byte {
 // canonicalArguments is the form in which arguments are compared: the JSON value with
 // its members sorted by name, compact. ok is false when arguments are not JSON.
 func canonicalArguments(arguments []byte) (canonical []byte, ok bool) {
-	c, err := canonicalJSON(arguments)
+	c, err := jsonx.Canonical(arguments)
 	return c, err == nil
 }
 
@@ -164,32 +168,32 @@ const maxReasonLength = 1000
 
 // decodeApprovalResultData decodes a device's decision strictly, wording every refusal:
 // unknown names, names given twice, wrong types and trailing data are refused.
-func decodeApprovalResultData(b []byte) (ApprovalResultData, error) {
-	fail := func(problem string) (ApprovalResultData, error) {
-		return ApprovalResultData{}, fmt.Errorf("%w: %s data: %s", ErrMalformedEvent, EventApprovalResult, problem)
+func decodeApprovalResultData(b []byte) (wire.ApprovalResultData, error) {
+	fail := func(problem string) (wire.ApprovalResultData, error) {
+		return wire.ApprovalResultData{}, fmt.Errorf("%w: %s data: %s", wire.ErrMalformedEvent, wire.EventApprovalResult, problem)
 	}
-	m, problem := decodeObject(b)
+	m, problem := jsonx.DecodeObject(b)
 	switch {
 	case strings.HasPrefix(problem, "not valid JSON"):
 		return fail(problem)
 	case problem != "":
 		return fail("must be an object, " + problem)
 	}
-	if name := unknownName(m, fieldRequestID, fieldDecision, fieldReason, fieldArguments, fieldDigest); name != "" {
-		return fail(truncate(name, 40) + ": unknown field; the fields of a decision are requestId, decision, reason, arguments and digest")
+	if name := jsonx.UnknownName(m, fieldRequestID, fieldDecision, fieldReason, fieldArguments, fieldDigest); name != "" {
+		return fail(jsonx.Truncate(name, 40) + ": unknown field; the fields of a decision are requestId, decision, reason, arguments and digest")
 	}
 	var n struct {
-		RequestID given `json:"requestId"`
-		Decision  given `json:"decision"`
-		Reason    given `json:"reason"`
-		Arguments given `json:"arguments"`
-		Digest    given `json:"digest"`
+		RequestID jsonx.Given `json:"requestId"`
+		Decision  jsonx.Given `json:"decision"`
+		Reason    jsonx.Given `json:"reason"`
+		Arguments jsonx.Given `json:"arguments"`
+		Digest    jsonx.Given `json:"digest"`
 	}
 	_ = json.Unmarshal(b, &n)
-	var data ApprovalResultData
+	var data wire.ApprovalResultData
 	for _, f := range [...]struct {
 		name  string
-		count given
+		count jsonx.Given
 		dst   *string
 	}{{fieldRequestID, n.RequestID, &data.RequestID}, {fieldDecision, n.Decision, &data.Decision}, {fieldReason, n.Reason, &data.Reason}, {fieldArguments, n.Arguments, nil}, {fieldDigest, n.Digest, &data.Digest}} {
 		raw, ok := m[f.name]
@@ -199,8 +203,8 @@ func decodeApprovalResultData(b []byte) (ApprovalResultData, error) {
 		case !ok || string(raw) == "null" && f.name != fieldRequestID && f.name != fieldDecision:
 		case f.dst == nil:
 			data.Arguments = raw
-		case kind(raw) != "string":
-			return fail(f.name + ": must be a string, not " + article(kind(raw)))
+		case jsonx.Kind(raw) != "string":
+			return fail(f.name + ": must be a string, not " + jsonx.Article(jsonx.Kind(raw)))
 		default:
 			_ = json.Unmarshal(raw, f.dst)
 		}
@@ -223,32 +227,32 @@ const (
 )
 
 // checkDecision checks a device's decision against the approval it decides and returns
-// the decision as recorded, or the error for the device: an [*AnswerError] for a
+// the decision as recorded, or the error for the device: an [*wire.AnswerError] for a
 // decision the approval does not take or an edit that is not valid, ErrNotPending for a
 // digest of another approval.
-func (d *Dispatcher) checkDecision(a *ApprovalData, data *ApprovalResultData) (Decision, error) {
+func (d *Dispatcher) checkDecision(a *wire.ApprovalData, data *wire.ApprovalResultData) (store.Decision, error) {
 	if data.Digest != "" && data.Digest != a.Digest {
-		return Decision{}, fmt.Errorf("%w: the decision is for another approval of this id (its digest differs)", ErrNotPending)
+		return store.Decision{}, fmt.Errorf("%w: the decision is for another approval of this id (its digest differs)", wire.ErrNotPending)
 	}
-	refuse := func(format string, args ...any) (Decision, error) {
-		return Decision{}, &AnswerError{RequestID: data.RequestID, Problems: []string{fmt.Sprintf(format, args...)}}
+	refuse := func(format string, args ...any) (store.Decision, error) {
+		return store.Decision{}, &wire.AnswerError{RequestID: data.RequestID, Problems: []string{fmt.Sprintf(format, args...)}}
 	}
 	offered := false
 	for _, x := range a.Decisions {
 		offered = offered || x == data.Decision
 	}
 	if !offered {
-		return refuse("decision: %q is not a decision of this approval; it takes %s", truncate(data.Decision, 40), quotedList(a.Decisions))
+		return refuse("decision: %q is not a decision of this approval; it takes %s", jsonx.Truncate(data.Decision, 40), quotedList(a.Decisions))
 	}
-	if data.Decision != DecisionEdit && len(data.Arguments) > 0 {
+	if data.Decision != wire.DecisionEdit && len(data.Arguments) > 0 {
 		return refuse("arguments: given only with the decision \"edit\"")
 	}
-	if data.Decision != DecisionDeny && data.Reason != "" {
+	if data.Decision != wire.DecisionDeny && data.Reason != "" {
 		return refuse("reason: given only with the decision \"deny\"")
 	}
-	dec := Decision{Decision: data.Decision}
+	dec := store.Decision{Decision: data.Decision}
 	switch data.Decision {
-	case DecisionDeny:
+	case wire.DecisionDeny:
 		if !utf8.ValidString(data.Reason) {
 			return refuse("reason: not valid UTF-8")
 		}
@@ -256,19 +260,19 @@ func (d *Dispatcher) checkDecision(a *ApprovalData, data *ApprovalResultData) (D
 			return refuse("reason: %d characters; at most %d are accepted", n, maxReasonLength)
 		}
 		dec.Reason = data.Reason
-	case DecisionEdit:
+	case wire.DecisionEdit:
 		if len(data.Arguments) == 0 {
 			return refuse("arguments: missing; an edit gives the arguments to run the tool with")
 		}
-		if len(data.Arguments) > MaxArgumentsBytes {
-			return refuse("arguments: %d bytes; at most %d are accepted", len(data.Arguments), MaxArgumentsBytes)
+		if len(data.Arguments) > wire.MaxArgumentsBytes {
+			return refuse("arguments: %d bytes; at most %d are accepted", len(data.Arguments), wire.MaxArgumentsBytes)
 		}
-		compact, err := compactJSON(data.Arguments)
+		compact, err := jsonx.Compact(data.Arguments)
 		if err != nil {
 			return refuse("arguments: not valid JSON: %v", err)
 		}
 		if problems := schemaCheck(a.ArgumentsSchema, compact); len(problems) > 0 {
-			return Decision{}, &AnswerError{RequestID: data.RequestID, Problems: problems}
+			return store.Decision{}, &wire.AnswerError{RequestID: data.RequestID, Problems: problems}
 		}
 		dec.Arguments = compact
 	}

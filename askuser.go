@@ -11,9 +11,9 @@
 //     ask_user_questions call ([ToolCall]) and returns its [Result], whose Content is the
 //     tool result for the model. [Dispatcher.Wrap] plugs it into an existing tool
 //     dispatcher.
-//   - Carry events: a [Transport] sends the question to every device of the session
+//   - Carry events: a [wire.Transport] sends the question to every device of the session
 //     (package wshub is one, for browsers), and gives what devices send to
-//     [Dispatcher.HandleEvent]. The wire protocol is the [Event] envelope.
+//     [Dispatcher.HandleEvent]. The wire protocol is the [wire.Event] envelope.
 //   - Cancel: [Dispatcher.CancelSession] when the person stops the run,
 //     [Dispatcher.Close] on shutdown.
 //   - Summarise: [Summary] and [Transcript] render a finished call for a UI or a history.
@@ -30,7 +30,7 @@
 //
 // Dispatch returns at the first of: a valid answer from any device of the session, a
 // decline, the timeout, a cancel, the caller's context, or Close; every device is told
-// how the question ended. The pending questions live in a [Store]: in memory by default,
+// how the question ended. The pending questions live in a [store.Store]: in memory by default,
 // or shared by several replicas (the cluster module puts them on NATS JetStream).
 package askuser
 

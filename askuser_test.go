@@ -3,6 +3,9 @@ package askuser
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/askuser-go/askuser/internal/jsonx"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // The tests of askuser.go: the bounds it exports and the JSON shape of the types it
@@ -13,10 +16,10 @@ func TestLimitsMatchSchema(t *testing.T) {
 	s := loadSchemas().advertised
 	qs, opts := s.At(fieldQuestions), s.At(fieldQuestions, "[]", fieldOptions)
 	for name, pair := range map[string][2]int{
-		"MaxQuestions":    {MaxQuestions, qs.MaxItems},
-		"MinOptions":      {MinOptions, opts.MinItems},
-		"MaxOptions":      {MaxOptions, opts.MaxItems},
-		"MaxHeaderLength": {MaxHeaderLength, s.At(fieldQuestions, "[]", "header").MaxLen},
+		"MaxQuestions":    {wire.MaxQuestions, qs.MaxItems},
+		"MinOptions":      {wire.MinOptions, opts.MinItems},
+		"MaxOptions":      {wire.MaxOptions, opts.MaxItems},
+		"MaxHeaderLength": {wire.MaxHeaderLength, s.At(fieldQuestions, "[]", "header").MaxLen},
 	} {
 		if pair[0] != pair[1] {
 			t.Errorf("%s is %d; the schema says %d", name, pair[0], pair[1])
@@ -51,12 +54,12 @@ func TestTypesSpeakTheSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the input schema refuses what Request encodes to: %v", err)
 	}
-	if !sameQuestions(AskData{Questions: back.Questions, Metadata: back.Metadata}, &req) {
+	if !sameQuestions(wire.AskData{Questions: back.Questions, Metadata: back.Metadata}, &req) {
 		t.Errorf("ParseArguments read back %+v, want %+v", back, req)
 	}
 
 	other := "MySQL"
-	out, err := marshal(response{Answers: []Answer{
+	out, err := jsonx.Marshal(response{Answers: []Answer{
 		{Question: "Which database should the service use?", SelectedLabels: []string{"SQLite"}},
 		{Question: "Anything else?", SelectedLabels: []string{}, CustomInput: &other},
 	}})

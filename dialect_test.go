@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askuser-go/askuser/internal/jsonx"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -330,7 +331,7 @@ func compileDialect(t *testing.T, d Dialect) *jsonschema.Schema {
 
 func validFor(t *testing.T, s *jsonschema.Schema, args string) {
 	t.Helper()
-	v, err := decodeJSON([]byte(args))
+	v, err := jsonx.Decode([]byte(args))
 	require.NoError(t, err)
 	require.NoError(t, s.Validate(v), "the sample must be valid for the dialect's schema")
 }

@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/askuser-go/askuser/internal/jsonx"
+	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/google/uuid"
 )
 
@@ -26,13 +30,13 @@ type Options struct {
 	NewRequestID func() string
 	// FailWithoutDevice ends a call at once as [Undelivered] when no device of the session
 	// is connected, instead of asking and waiting for one to connect. It needs a
-	// transport that implements [Presence]; with any other it has no effect.
+	// transport that implements [wire.Presence]; with any other it has no effect.
 	FailWithoutDevice bool
 	// FailOnDisconnect ends the session's requests as [Disconnected] when its last device
 	// goes, once DisconnectGrace has passed with no device back, instead of leaving them
 	// pending until answered on a device that reconnects or until they time out (the
 	// default, as in the original design). Noticing a device that is back needs a
-	// transport that implements [Presence]; with any other, the requests end when the
+	// transport that implements [wire.Presence]; with any other, the requests end when the
 	// grace period ends.
 	FailOnDisconnect bool
 	// DisconnectGrace is how long FailOnDisconnect waits for a device to come back. Zero
@@ -43,46 +47,41 @@ type Options struct {
 	MaxCustomInput int
 	// Store holds the pending requests. Default: in memory, this dispatcher's own (it
 	// keeps grants too, until Close). A Store shared with other dispatchers (the
-	// replicas of a host) lets any of them deliver and answer any request: see [Store],
+	// replicas of a host) lets any of them deliver and answer any request: see [store.Store],
 	// and [Dispatcher.Close] for what closing leaves in it.
-	Store Store
+	Store store.Store
 	// Policy, when set, gates the host's own tool calls that [Dispatcher.Wrap] passes
 	// on, and is what [Dispatcher.Approve] applies: see [Policy]. Without it Wrap passes
 	// them on at once, and Approve asks the person about every call. New panics on a
 	// Policy with a mistake in it (a rule without a tool, a schema that does not compile).
 	Policy *Policy
 	// Notifier, when set, is told of each request that has gone NotifyAfter with no
-	// device showing it (see [Notifier]).
-	Notifier Notifier
+	// device showing it (see [notify.Notifier]).
+	Notifier notify.Notifier
 	// NotifyAfter is how long a request waits unseen before it is given to the
 	// Notifier. Default 10 seconds.
 	NotifyAfter time.Duration
 	// Observer, when set, is told of every call and request, for traces, metrics and
-	// logs: see [Observer]; [Hooks] takes plain functions.
-	Observer Observer
-	// Logger, when set, logs each request's life at debug level, each decision on a
-	// gated tool call at info level, and failures of the store and refused device events
-	// at warn level, with attributes named as the metrics name them
-	// (askuser.request.kind, askuser.outcome, askuser.refusal.code, ...).
-	Logger *slog.Logger
+	// logs: see [observe.Observer]. [observe.Log] logs to a [slog.Logger],
+	// [observe.Hooks] takes plain functions, and [observe.Join] combines them.
+	Observer observe.Observer
 }
 
 // Dispatcher runs ask_user_questions calls, and approvals of the host's own tool calls:
-// it validates what the model wrote, records the request in its [Store], sends it
-// through its [Transport], waits for the first way the request can end, and returns
-// what the model reads. It implements [Inbound] for the transport's events. All methods
+// it validates what the model wrote, records the request in its [store.Store], sends it
+// through its [wire.Transport], waits for the first way the request can end, and returns
+// what the model reads. It implements [wire.Inbound] for the transport's events. All methods
 // may be called concurrently.
 type Dispatcher struct {
-	t        Transport
-	presence Presence
+	t        wire.Transport
+	presence wire.Presence
 	opts     Options
-	policy   *policy      // nil without Options.Policy
-	obs      Observer     // Options.Observer, or nil
-	log      *slog.Logger // Options.Logger, or nil
-	store    Store
-	grants   GrantStore // the store's, or nil
-	own      *memStore  // the store, when it is this dispatcher's own
-	stop     func()     // stops the store's Watch
+	policy   *policy          // nil without Options.Policy
+	obs      observe.Observer // Options.Observer, or nil
+	store    store.Store
+	grants   store.GrantStore // the store's, or nil
+	own      *memStore        // the store, when it is this dispatcher's own
+	stop     func()           // stops the store's Watch
 
 	mu     sync.Mutex
 	closed bool
@@ -111,7 +110,7 @@ type Dispatcher struct {
 // transports do (wshub.Hub, cluster.Transport, askusertest.Transport), New calls it with
 // the dispatcher, last, so that the devices' events flow back into it. A transport
 // without one is bound by the host, with whatever it takes.
-func New(t Transport, opts *Options) *Dispatcher {
+func New(t wire.Transport, opts *Options) *Dispatcher {
 	d := &Dispatcher{t: t, grace: make(map[SessionID]*time.Timer), calls: newCalls()}
 	if opts != nil {
 		d.opts = *opts
@@ -142,19 +141,19 @@ func New(t Transport, opts *Options) *Dispatcher {
 		}
 		d.policy = p
 	}
-	d.obs, d.log = d.opts.Observer, d.opts.Logger
-	d.presence, _ = t.(Presence)
+	d.obs = d.opts.Observer
+	d.presence, _ = t.(wire.Presence)
 	d.store = d.opts.Store
 	if d.store == nil {
 		d.own = newMemStore()
 		d.store = d.own
 	}
-	d.grants, _ = d.store.(GrantStore)
+	d.grants, _ = d.store.(store.GrantStore)
 	d.stop = d.store.Watch(d.ended)
 	d.keys.publish, d.keys.cancel = d.announce, d.cancelHandedOff
 	d.closing, d.closeFlight = context.WithCancel(context.Background())
-	if b, ok := t.(interface{ Bind(Inbound) }); ok {
-		b.Bind(d) // last: the transport may call d at once
+	if b, ok := t.(interface{ Bind(wire.Inbound) }); ok {
+		b.Bind((*inbound)(d)) // last: the transport may call d at once
 	}
 	return d
 }
@@ -165,7 +164,7 @@ type ToolCall struct {
 	Session SessionID
 	// ID is the model's tool-call id. When set it becomes the requestId, so that a call
 	// made again with the same id and arguments (retried, or resumed after a restart with
-	// a shared [Store]) waits on the question already asked instead of asking twice. When
+	// a shared [store.Store]) waits on the question already asked instead of asking twice. When
 	// empty, a fresh id is made with [Options.NewRequestID].
 	ID string
 	// Name is the tool's name; [Dispatcher.Dispatch] ignores it, [Dispatcher.Wrap] routes on it.
@@ -209,7 +208,7 @@ func (r Result) IsError() bool { return r.Outcome != Answered }
 // question asks something else, the call ends at once as [Invalid], saying the id is
 // taken, and the question is left as it is.
 func (d *Dispatcher) Dispatch(ctx context.Context, call ToolCall) Result {
-	ctx, e := d.begin(ctx, CallInfo{Kind: KindQuestion, Session: call.Session, ID: call.ID, Tool: ToolName, Arguments: call.Arguments})
+	ctx, e := d.begin(ctx, observe.CallInfo{Kind: store.KindQuestion, Session: call.Session, ID: call.ID, Tool: ToolName, Arguments: call.Arguments})
 	defer e.unended()
 	var res Result
 	if req, err := ParseArguments(call.Arguments); err != nil {
@@ -217,23 +216,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, call ToolCall) Result {
 	} else {
 		res = d.ask(ctx, call.Session, call.ID, req)
 	}
-	e.end(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
-	return res
-}
-
-// Ask asks req, built in Go rather than by a model, with the same rules and outcomes as
-// [Dispatcher.Dispatch]. id may be empty. Ask keeps its own copy of req: changing req
-// afterwards changes nothing that devices are shown or answers are checked against.
-func (d *Dispatcher) Ask(ctx context.Context, session SessionID, id string, req *Request) Result {
-	ctx, e := d.begin(ctx, CallInfo{Kind: KindQuestion, Session: session, ID: id, Tool: ToolName})
-	defer e.unended()
-	var res Result
-	if own, err := req.validated(); err != nil {
-		res = d.refuse(session, id, err)
-	} else {
-		res = d.ask(ctx, session, id, own)
-	}
-	e.end(CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
+	e.end(observe.CallEnd{RequestID: res.RequestID, Outcome: res.Outcome, IsError: res.IsError(), Err: res.Err, Content: res.Content})
 	return res
 }
 
@@ -244,10 +227,10 @@ func (d *Dispatcher) refuse(session SessionID, id string, err error) Result {
 		problems = ae.Problems
 	}
 	res := Result{Content: invalidResult(problems), Outcome: Invalid, RequestID: id, Problems: problems, Err: err}
-	if !utf8.ValidString(id) || len(id) > MaxRequestIDBytes {
+	if !utf8.ValidString(id) || len(id) > wire.MaxRequestIDBytes {
 		res.RequestID = ""
 	}
-	d.report(Record{Session: session, Ask: AskData{RequestID: res.RequestID}, Outcome: Invalid}, err, 0)
+	d.report(store.Record{Session: session, Ask: wire.AskData{RequestID: res.RequestID}, Outcome: Invalid}, err, 0)
 	return res
 }
 
@@ -256,8 +239,8 @@ func requestIDProblem(id string) string {
 	switch {
 	case !utf8.ValidString(id):
 		return "id: the tool-call id is not valid UTF-8, so no device could answer it; use another id"
-	case len(id) > MaxRequestIDBytes:
-		return fmt.Sprintf("id: the tool-call id of %d bytes is too long; at most %d bytes are accepted", len(id), MaxRequestIDBytes)
+	case len(id) > wire.MaxRequestIDBytes:
+		return fmt.Sprintf("id: the tool-call id of %d bytes is too long; at most %d bytes are accepted", len(id), wire.MaxRequestIDBytes)
 	}
 	return ""
 }
@@ -272,12 +255,12 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 		return d.refuse(session, id, &ArgumentsError{Problems: []string{problem}})
 	}
 	now := time.Now()
-	rec := Record{
+	rec := store.Record{
 		Session: session,
-		Ask:     AskData{RequestID: id, Questions: req.Questions, Metadata: req.Metadata, ExpiresAt: now.Add(d.opts.Timeout).UTC()},
+		Ask:     wire.AskData{RequestID: id, Questions: req.Questions, Metadata: req.Metadata, ExpiresAt: now.Add(d.opts.Timeout).UTC()},
 		AskedAt: now,
 	}
-	err := d.request(ctx, &rec, func(cur Record) bool { return cur.Approval == nil && sameQuestions(cur.Ask, req) })
+	err := d.request(ctx, &rec, func(cur store.Record) bool { return cur.Approval == nil && sameQuestions(cur.Ask, req) })
 	if errors.Is(err, errIDTaken) {
 		taken := "is already asking different questions, which are still waiting for the user"
 		switch {
@@ -287,13 +270,13 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 			taken = "has already asked different questions"
 		}
 		return d.refuse(session, id, &ArgumentsError{Problems: []string{fmt.Sprintf(
-			"id: the tool-call id %q %s; ask these in a call with its own id", truncate(id, 64), taken)}})
+			"id: the tool-call id %q %s; ask these in a call with its own id", jsonx.Truncate(id, 64), taken)}})
 	}
 	return d.result(rec, err)
 }
 
 // sameQuestions reports whether a asks what req asks.
-func sameQuestions(a AskData, req *Request) bool {
+func sameQuestions(a wire.AskData, req *Request) bool {
 	return string(a.Metadata) == string(req.Metadata) && slices.EqualFunc(a.Questions, req.Questions, func(x, y Question) bool {
 		return x.Question == y.Question && x.Header == y.Header && x.MultiSelect == y.MultiSelect && x.Placeholder == y.Placeholder && slices.Equal(x.Options, y.Options)
 	})
@@ -301,7 +284,7 @@ func sameQuestions(a AskData, req *Request) bool {
 
 // result renders an ended question as the model's tool result. err, when set, is the
 // call's error, the outcome's sentinel with its cause; otherwise it is the sentinel.
-func (d *Dispatcher) result(rec Record, err error) Result {
+func (d *Dispatcher) result(rec store.Record, err error) Result {
 	res := Result{Outcome: rec.Outcome, RequestID: rec.Ask.RequestID, Err: err}
 	e := endingOf(rec.Outcome, err)
 	if e == nil || rec.Outcome >= Approved { // an outcome this version does not know, from a shared store
@@ -312,7 +295,7 @@ func (d *Dispatcher) result(rec Record, err error) Result {
 	}
 	if rec.Outcome == Answered {
 		res.Answers = rec.Answers
-		content, _ := marshal(response{Answers: rec.Answers}) // answers always encode
+		content, _ := jsonx.Marshal(response{Answers: rec.Answers}) // answers always encode
 		res.Content = string(content)
 		return res
 	}
@@ -323,32 +306,26 @@ func (d *Dispatcher) result(rec Record, err error) Result {
 // ToolFunc is a host's tool dispatcher: it runs one tool call and returns its result.
 type ToolFunc func(ctx context.Context, call ToolCall) (string, error)
 
-// Wrap returns a ToolFunc that routes ask_user_questions calls to d, with no permission
-// check in between (asking is not an action the person has to approve), and every other
-// call to next: at once without [Options.Policy], and through the policy's gate with one
+// wrap returns the ToolFunc that runs one of [Dispatcher.RunTools]' calls: an
+// ask_user_questions call through [Dispatcher.Dispatch], with no permission check in
+// between (asking is not an action the person has to approve), and every other call
+// through next: at once without [Options.Policy], and through the policy's gate with one
 // ([Dispatcher.Approve]), so that next runs only a call that may run, with the arguments
-// it may run with. When next is nil, other tools get an error.
-//
-// For ask_user_questions the returned string is always the tool result for the model
-// ([Result.Content]). The error is nil when the person answered; otherwise it is a
-// [*ResultError] whose Error is that same content, so that a host that turns a tool's
-// error into an error result for the model (is_error, say) sends exactly what askuser
-// means either way. For a gated call that may not run, the string is the refusal the
-// model reads ([ApprovalResult.Content]) and the error a [*ResultError] too; for one that
-// ran, they are next's, the string with the notice of an edit when the person edited the
-// arguments. Should next panic, the panic goes on to the caller, the call having ended
+// it may run with. The string is the tool result for the model; the error is a
+// *resultError of the outcome's error when the call did not run ([Result.Err],
+// [ApprovalResult.Err]), or next's own. Should next panic, the panic goes on to the caller, the call having ended
 // for the observer as an error.
-func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
+func (d *Dispatcher) wrap(next ToolFunc) ToolFunc {
 	return func(ctx context.Context, call ToolCall) (string, error) {
 		if call.Name == ToolName {
 			res := d.Dispatch(ctx, call)
 			if res.IsError() {
-				return res.Content, &ResultError{Result: res}
+				return res.Content, &resultError{res.Err}
 			}
 			return res.Content, nil
 		}
 		if next == nil {
-			return "", fmt.Errorf("askuser: no dispatcher for tool %q", call.Name)
+			return "", fmt.Errorf("askuser: no tool to run %q", call.Name)
 		}
 		if d.policy == nil {
 			return next(ctx, call)
@@ -357,52 +334,64 @@ func (d *Dispatcher) Wrap(next ToolFunc) ToolFunc {
 	}
 }
 
-// HandleEvent takes one event from a device of ev.SessionID, which the transport must
-// have checked the device may act for: [EventResult] events, answers or {"requestId":
-// ..., "declined": true}, and [EventApprovalResult] events, decisions. It returns nil
-// when the event was accepted; an [*AnswerError] when the answers or the decision are
-// refused (the request stays open); an error matching [ErrNotPending] when no such
+// Deliver takes one event from a device of ev.SessionID in the host's own process (an
+// MCP client's elicitation, an interrupt resumed with the person's answer, a chat bot
+// of the host's), as a transport hands in the events of the devices it carries. The
+// caller is the authorization boundary: it must have checked that the person may act
+// for ev.SessionID. It takes [wire.EventResult] events, answers or {"requestId": ...,
+// "declined": true}, and [wire.EventApprovalResult] events, decisions. It returns nil
+// when the event was accepted; an [*wire.AnswerError] when the answers or the decision are
+// refused (the request stays open); an error matching [wire.ErrNotPending] when no such
 // request is pending (or it is of the other kind); an error wrapping the store's when a
-// shared [Store] could not read or record it (the device may send it again); and errors
-// wrapping [ErrMalformedEvent] or [ErrUnsupportedEvent] for anything else. ctx bounds
+// shared [store.Store] could not read or record it (the device may send it again); and errors
+// wrapping [wire.ErrMalformedEvent] or [wire.ErrUnsupportedEvent] for anything else. ctx bounds
+// what a shared store does for the event. ev.User is recorded as who decided.
+func (d *Dispatcher) Deliver(ctx context.Context, ev wire.Event) error {
+	return d.handleEvent(ctx, ev)
+}
+
+// handleEvent takes one event from a device of ev.SessionID: see [Dispatcher.Deliver].
+// Transports call it through the dispatcher's [wire.Inbound].
+// It has the event checked as: [wire.EventResult] events, answers or {"requestId":
+// ..., "declined": true}, and [wire.EventApprovalResult] events, decisions. It returns nil
+// when the event was accepted; an [*wire.AnswerError] when the answers or the decision are
+// refused (the request stays open); an error matching [wire.ErrNotPending] when no such
+// request is pending (or it is of the other kind); an error wrapping the store's when a
+// shared [store.Store] could not read or record it (the device may send it again); and errors
+// wrapping [wire.ErrMalformedEvent] or [wire.ErrUnsupportedEvent] for anything else. ctx bounds
 // what a shared store does for the event: a transport that must refuse within a time
 // gives it a deadline. ev.User, set by the transport, is recorded as who decided.
-func (d *Dispatcher) HandleEvent(ctx context.Context, ev Event) error {
+func (d *Dispatcher) handleEvent(ctx context.Context, ev wire.Event) error {
 	var err error
 	switch ev.Type {
-	case EventResult:
+	case wire.EventResult:
 		err = d.handleAnswer(ctx, ev)
-	case EventApprovalResult:
+	case wire.EventApprovalResult:
 		err = d.handleDecision(ctx, ev)
 	default:
-		err = fmt.Errorf("%w: %q", ErrUnsupportedEvent, truncate(ev.Type, 64))
-	}
-	if err != nil && d.log != nil {
-		d.warn(ctx, "askuser: device event refused", slog.String("askuser.refusal.code", errorCode(err)),
-			slog.String("askuser.session", ev.SessionID.String()), slog.String("askuser.request.id", ev.RequestID()),
-			slog.String("error", err.Error()))
+		err = fmt.Errorf("%w: %q", wire.ErrUnsupportedEvent, jsonx.Truncate(ev.Type, 64))
 	}
 	return err
 }
 
 // handleAnswer takes a device's answers to a question set, or its decline.
-func (d *Dispatcher) handleAnswer(ctx context.Context, ev Event) error {
+func (d *Dispatcher) handleAnswer(ctx context.Context, ev wire.Event) error {
 	if len(ev.Data) == 0 {
-		return fmt.Errorf("%w: %s without data", ErrMalformedEvent, EventResult)
+		return fmt.Errorf("%w: %s without data", wire.ErrMalformedEvent, wire.EventResult)
 	}
 	data, err := decodeResultData(ev.Data)
 	if err != nil {
 		return err
 	}
 	if data.RequestID == "" {
-		return fmt.Errorf("%w: %s data: missing requestId", ErrMalformedEvent, EventResult)
+		return fmt.Errorf("%w: %s data: missing requestId", wire.ErrMalformedEvent, wire.EventResult)
 	}
 	if data.Declined && len(data.Answers) > 0 {
-		return fmt.Errorf("%w: %s data: a decline carries no answers", ErrMalformedEvent, EventResult)
+		return fmt.Errorf("%w: %s data: a decline carries no answers", wire.ErrMalformedEvent, wire.EventResult)
 	}
 	rec, err := d.store.Get(ctx, ev.SessionID, data.RequestID)
-	if errors.Is(err, ErrNotPending) || err == nil && (rec.Outcome != 0 || rec.Approval != nil) {
-		return ErrNotPending
+	if errors.Is(err, wire.ErrNotPending) || err == nil && (rec.Outcome != 0 || rec.Approval != nil) {
+		return wire.ErrNotPending
 	}
 	if err != nil {
 		return fmt.Errorf("askuser: reading the question: %w", err)
@@ -413,7 +402,7 @@ func (d *Dispatcher) handleAnswer(ctx context.Context, ev Event) error {
 		// The question is immutable: it is checked without any lock.
 		canonical, problems := checkAnswers(rec.Ask.Questions, data.Answers, d.opts.MaxCustomInput)
 		if problems != nil {
-			return &AnswerError{RequestID: data.RequestID, Problems: problems}
+			return &wire.AnswerError{RequestID: data.RequestID, Problems: problems}
 		}
 		rec.Outcome, rec.Answers = Answered, canonical
 	}
@@ -421,7 +410,7 @@ func (d *Dispatcher) handleAnswer(ctx context.Context, ev Event) error {
 		// The answer may or may not be recorded: the device can send it again.
 		return fmt.Errorf("askuser: recording the answer: %w", err)
 	} else if !won {
-		return ErrNotPending
+		return wire.ErrNotPending
 	}
 	return nil
 }
@@ -429,7 +418,7 @@ func (d *Dispatcher) handleAnswer(ctx context.Context, ev Event) error {
 // CancelSession ends every pending request of the session, questions and approvals, as
 // [Cancelled], so that each waiting call returns {"error": "Session cancelled"} (an
 // approval's says the tool did not run), and returns how many it ended. Other sessions
-// are not touched. With a shared [Store], the requests end wherever they were made.
+// are not touched. With a shared [store.Store], the requests end wherever they were made.
 func (d *Dispatcher) CancelSession(session SessionID) int {
 	return d.endSession(session, Cancelled, nil)
 }
@@ -447,9 +436,26 @@ func (d *Dispatcher) endSession(session SessionID, o Outcome, err error) int {
 	return n
 }
 
-// Waiting reports whether the session has a request waiting for the person, a question
-// set or an approval: a host queues the person's new messages meanwhile (§6.5).
-func (d *Dispatcher) Waiting(session SessionID) bool {
+// Pending returns the session's pending requests, question sets and approvals, oldest
+// first: what the person owes an answer. A host queues the person's new messages while
+// there is one (§6.5), or shows them. They are copies: changing them changes nothing
+// pending. With a shared [store.Store], they include the requests made by other
+// dispatchers; should the store fail, Pending returns none.
+func (d *Dispatcher) Pending(session SessionID) []store.Record {
+	recs, _ := d.store.Pending(context.Background(), session)
+	for i, rec := range recs {
+		if rec.Approval != nil {
+			a := cloneApproval(*rec.Approval)
+			recs[i].Approval = &a
+		} else {
+			recs[i].Ask = cloneAsk(rec.Ask)
+		}
+	}
+	return recs
+}
+
+// waiting reports whether the session has a pending request.
+func (d *Dispatcher) waiting(session SessionID) bool {
 	if d.own != nil {
 		return d.own.waiting(session)
 	}
@@ -457,54 +463,51 @@ func (d *Dispatcher) Waiting(session SessionID) bool {
 	return len(recs) > 0
 }
 
-// Pending returns the session's pending question sets, oldest first, as the data of
-// their ask events: to show a device that connects (with [Dispatcher.PendingApprovals]),
-// or to list what the person owes an answer. They are copies: changing them changes
-// nothing pending. With a shared [Store], they include the questions asked by other
-// dispatchers; should the store fail, Pending returns none.
-func (d *Dispatcher) Pending(session SessionID) []AskData {
+// pendingAsks returns the session's pending question sets, oldest first, as the data of
+// their ask events, to show a device that joins (the join rule of [wire.Transport]).
+func (d *Dispatcher) pendingAsks(session SessionID) []wire.AskData {
 	recs, _ := d.store.Pending(context.Background(), session)
-	var out []AskData
+	var out []wire.AskData
 	for _, rec := range recs {
 		if rec.Approval == nil {
-			out = append(out, rec.Ask.clone())
+			out = append(out, cloneAsk(rec.Ask))
 		}
 	}
 	return out
 }
 
-// PendingApprovals returns the session's pending approvals, oldest first, as the data of
-// their tool_approval events, as [Dispatcher.Pending] does for question sets.
-func (d *Dispatcher) PendingApprovals(session SessionID) []ApprovalData {
+// pendingApprovals returns the session's pending approvals, oldest first, as the data of
+// their tool_approval events, as pendingAsks does for question sets.
+func (d *Dispatcher) pendingApprovals(session SessionID) []wire.ApprovalData {
 	recs, _ := d.store.Pending(context.Background(), session)
-	var out []ApprovalData
+	var out []wire.ApprovalData
 	for _, rec := range recs {
 		if rec.Approval != nil {
-			out = append(out, rec.Approval.clone())
+			out = append(out, cloneApproval(*rec.Approval))
 		}
 	}
 	return out
 }
 
-// Lookup returns the request recorded under session and id, pending or ended: ended
+// lookup returns the request recorded under session and id, pending or ended: ended
 // and kept by a shared store, or, with the dispatcher's own store, ended lately (until it
-// would have expired). An error matching [ErrNotPending] says there is none. It is how
+// would have expired). An error matching [wire.ErrNotPending] says there is none. It is how
 // the page of an answer link says how its request ended.
-func (d *Dispatcher) Lookup(ctx context.Context, session SessionID, id string) (Record, error) {
+func (d *Dispatcher) lookup(ctx context.Context, session SessionID, id string) (store.Record, error) {
 	if d.own != nil {
 		if rec, ok := d.own.lookup(session, id); ok {
 			return rec, nil
 		}
-		return Record{}, ErrNotPending
+		return store.Record{}, wire.ErrNotPending
 	}
 	return d.store.Get(ctx, session, id)
 }
 
-// Disconnected tells the dispatcher that the session's last device has gone. With
+// disconnected is told that the session's last device has gone. With
 // [Options.FailOnDisconnect] it ends the session's questions as [Disconnected] once the
 // grace period has passed with no device back; otherwise it does nothing.
-func (d *Dispatcher) Disconnected(session SessionID) {
-	if !d.opts.FailOnDisconnect || !d.Waiting(session) {
+func (d *Dispatcher) disconnected(session SessionID) {
+	if !d.opts.FailOnDisconnect || !d.waiting(session) {
 		return
 	}
 	if d.opts.DisconnectGrace <= 0 {
@@ -546,7 +549,7 @@ func (d *Dispatcher) failDisconnected(session SessionID) {
 // Close makes every waiting call return at once as [Shutdown], with the tool result
 // {"error": "The question service is shutting down"}, and later calls too. With the
 // dispatcher's own store, the questions end as Shutdown and every device is told. With a
-// shared [Store] they stay pending there, where another dispatcher sharing it (a replica
+// shared [store.Store] they stay pending there, where another dispatcher sharing it (a replica
 // that resumes the same runs, say) can wait for them and any device can still answer
 // them; a call still recording its question in the store has its Put cancelled and
 // returns Shutdown too. Close does not close the transport, and after it returns the
@@ -570,4 +573,27 @@ func (d *Dispatcher) Close() error {
 	d.closeNotices()
 	d.closeRequests()
 	return nil
+}
+
+// inbound is the side of a dispatcher its transport calls, the [wire.Inbound] that New
+// gives to the transport's Bind: the devices' events, the requests a joining device is
+// shown, a session's last device gone, and how a request ended (for answer links).
+type inbound Dispatcher
+
+func (in *inbound) HandleEvent(ctx context.Context, ev wire.Event) error {
+	return (*Dispatcher)(in).handleEvent(ctx, ev)
+}
+
+func (in *inbound) Pending(session SessionID) []wire.AskData {
+	return (*Dispatcher)(in).pendingAsks(session)
+}
+
+func (in *inbound) PendingApprovals(session SessionID) []wire.ApprovalData {
+	return (*Dispatcher)(in).pendingApprovals(session)
+}
+
+func (in *inbound) Disconnected(session SessionID) { (*Dispatcher)(in).disconnected(session) }
+
+func (in *inbound) Lookup(ctx context.Context, session SessionID, id string) (store.Record, error) {
+	return (*Dispatcher)(in).lookup(ctx, session, id)
 }

@@ -19,6 +19,9 @@ import (
 
 	. "github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 func mustParse(t testing.TB, args string) *Request {
@@ -38,16 +41,16 @@ func newTestDispatcher(opts *Options) (*Dispatcher, *askusertest.Transport) {
 var oneQuestion = `{"questions":[` + Q1 + `]}`
 
 // answerEvent is a device's answer choosing label for the one question of oneQuestion.
-func answerEvent(session SessionID, requestID, label string) Event {
-	ev, err := NewEvent(EventResult, session, ResultData{RequestID: requestID, Answers: []Answer{{Question: "Which framework?", SelectedLabels: []string{label}}}})
+func answerEvent(session SessionID, requestID, label string) wire.Event {
+	ev, err := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: requestID, Answers: []Answer{{Question: "Which framework?", SelectedLabels: []string{label}}}})
 	if err != nil {
 		panic(err)
 	}
 	return ev
 }
 
-func declineEvent(session SessionID, requestID string) Event {
-	ev, err := NewEvent(EventResult, session, ResultData{RequestID: requestID, Declined: true})
+func declineEvent(session SessionID, requestID string) wire.Event {
+	ev, err := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: requestID, Declined: true})
 	if err != nil {
 		panic(err)
 	}
@@ -55,7 +58,7 @@ func declineEvent(session SessionID, requestID string) Event {
 }
 
 // recv returns the device's next event, which must be of type typ, and decodes its data.
-func recv[T any](t *testing.T, dev *askusertest.Device, typ string) (Event, T) {
+func recv[T any](t *testing.T, dev *askusertest.Device, typ string) (wire.Event, T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -73,7 +76,7 @@ func askPending(t testing.TB, d *Dispatcher, session SessionID, id, args string)
 	t.Helper()
 	ch := dispatchAsync(context.Background(), d, session, id, args)
 	deadline := time.Now().Add(10 * time.Second)
-	for i := 0; !slices.ContainsFunc(d.Pending(session), func(a AskData) bool { return a.RequestID == id }); i++ {
+	for i := 0; !slices.ContainsFunc(d.Pending(session), func(a wire.AskData) bool { return a.RequestID == id }); i++ {
 		if time.Now().After(deadline) {
 			t.Fatalf("question %s never pending", id)
 		}
@@ -164,9 +167,9 @@ func TestEveryWayOut(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var ended []Ended
+				var ended []observe.Observation
 				opts := tc.opts
-				opts.Observer = Hooks{OnEnd: func(e Ended) { ended = append(ended, e) }}
+				opts.Observer = observe.Hooks{OnEnd: func(e observe.Observation) { ended = append(ended, e) }}
 				d, mt := newTestDispatcher(&opts)
 				defer d.Close()
 				phone, laptop := mt.Connect(session), mt.Connect(session)
@@ -175,8 +178,8 @@ func TestEveryWayOut(t *testing.T) {
 				start := time.Now()
 				resCh := dispatchAsync(ctx, d, session, "call-1", oneQuestion)
 
-				_, ask := recv[AskData](t, phone, EventAsk)
-				_, ask2 := recv[AskData](t, laptop, EventAsk)
+				_, ask := recv[wire.AskData](t, phone, wire.EventAsk)
+				_, ask2 := recv[wire.AskData](t, laptop, wire.EventAsk)
 				assert.Equal(t, ask, ask2, "every device of the session is asked the same")
 				assert.Equal(t, "call-1", ask.RequestID, "the tool-call id is the request id")
 				wantTimeout := tc.opts.Timeout
@@ -185,7 +188,7 @@ func TestEveryWayOut(t *testing.T) {
 				}
 				assert.True(t, ask.ExpiresAt.Equal(start.Add(wantTimeout)), "expiresAt %v", ask.ExpiresAt)
 				assert.True(t, d.Waiting(session))
-				assert.Equal(t, []AskData{ask}, d.Pending(session))
+				assert.Equal(t, []wire.AskData{ask}, d.Pending(session))
 
 				tc.act(t, env{d: d, mt: mt, phone: phone, laptop: laptop, cancel: cancel, id: ask.RequestID})
 				res := <-resCh
@@ -206,8 +209,8 @@ func TestEveryWayOut(t *testing.T) {
 				assert.Equal(t, 0, d.PendingLen())
 				if tc.outcome != Disconnected { // disconnected devices hear nothing more
 					for _, dev := range []*askusertest.Device{phone, laptop} {
-						_, resolved := recv[ResolvedData](t, dev, EventResolved)
-						want := ResolvedData{RequestID: "call-1", Outcome: tc.outcome}
+						_, resolved := recv[wire.ResolvedData](t, dev, wire.EventResolved)
+						want := wire.ResolvedData{RequestID: "call-1", Outcome: tc.outcome}
 						if tc.outcome == Answered { // every device learns what was chosen
 							want.Answers = res.Answers
 						}
@@ -225,7 +228,7 @@ func TestEveryWayOut(t *testing.T) {
 // failingTransport fails every Send: the question cannot be delivered.
 type failingTransport struct{ sends atomic.Int32 }
 
-func (f *failingTransport) Send(context.Context, Event) error {
+func (f *failingTransport) Send(context.Context, wire.Event) error {
 	f.sends.Add(1)
 	return errors.New("link down")
 }
@@ -258,7 +261,7 @@ func TestNoDevicePolicy(t *testing.T) {
 		defer d.Close()
 		dev := mt.Connect(session)
 		resCh := dispatchAsync(context.Background(), d, session, "", oneQuestion)
-		_, ask := recv[AskData](t, dev, EventAsk)
+		_, ask := recv[wire.AskData](t, dev, wire.EventAsk)
 		require.NoError(t, dev.Send(context.Background(), answerEvent(session, ask.RequestID, "Vue")))
 		assert.Equal(t, Answered, (<-resCh).Outcome)
 	})
@@ -270,7 +273,7 @@ func TestNoDevicePolicy(t *testing.T) {
 		resCh := dispatchAsync(context.Background(), d, session, "", oneQuestion)
 		synctest.Wait()
 		late := mt.Connect(session)
-		_, ask := recv[AskData](t, late, EventAsk)
+		_, ask := recv[wire.AskData](t, late, wire.EventAsk)
 		require.NoError(t, late.Send(context.Background(), answerEvent(session, ask.RequestID, "Vue")))
 		assert.Equal(t, Answered, (<-resCh).Outcome)
 	})
@@ -279,8 +282,8 @@ func TestNoDevicePolicy(t *testing.T) {
 
 func TestInvalidArgumentsBotherNoDevice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var ended []Ended
-		d, mt := newTestDispatcher(&Options{Observer: Hooks{OnEnd: func(e Ended) { ended = append(ended, e) }, OnAsk: func(Asked) { t.Error("OnAsk for an invalid call") }}})
+		var ended []observe.Observation
+		d, mt := newTestDispatcher(&Options{Observer: observe.Hooks{OnEnd: func(e observe.Observation) { ended = append(ended, e) }, OnAsk: func(observe.Observation) { t.Error("OnAsk for an invalid call") }}})
 		defer d.Close()
 		dev := mt.Connect(IntSession(1))
 		res := d.Dispatch(context.Background(), ToolCall{Session: IntSession(1), ID: "c1", Arguments: json.RawMessage(`{"questions":[]}`)})
@@ -305,11 +308,11 @@ func TestRefusedAnswerKeepsQuestionOpen(t *testing.T) {
 		defer d.Close()
 		phone, laptop := mt.Connect(session), mt.Connect(session)
 		resCh := dispatchAsync(context.Background(), d, session, "", oneQuestion)
-		_, ask := recv[AskData](t, phone, EventAsk)
-		recv[AskData](t, laptop, EventAsk)
+		_, ask := recv[wire.AskData](t, phone, wire.EventAsk)
+		recv[wire.AskData](t, laptop, wire.EventAsk)
 
 		err := phone.Send(context.Background(), answerEvent(session, ask.RequestID, "Angular"))
-		var ae *AnswerError
+		var ae *wire.AnswerError
 		require.ErrorAs(t, err, &ae)
 		assert.Equal(t, ask.RequestID, ae.RequestID)
 		assert.Equal(t, []string{`answers[0].selectedLabels[0]: "Angular" is not an option of this question`}, ae.Problems)
@@ -319,8 +322,8 @@ func TestRefusedAnswerKeepsQuestionOpen(t *testing.T) {
 		res := <-resCh
 		assert.Equal(t, []string{"Vue"}, res.Answers[0].SelectedLabels)
 		// The refusal was the phone's return value, not an event too; both devices hear the end.
-		recv[ResolvedData](t, phone, EventResolved)
-		recv[ResolvedData](t, laptop, EventResolved)
+		recv[wire.ResolvedData](t, phone, wire.EventResolved)
+		recv[wire.ResolvedData](t, laptop, wire.EventResolved)
 	})
 }
 
@@ -335,8 +338,8 @@ func TestTwoDevicesAnswerAtOnce(t *testing.T) {
 	for i := range 200 {
 		id := fmt.Sprintf("q%d", i)
 		resCh := dispatchAsync(context.Background(), d, session, id, oneQuestion)
-		recv[AskData](t, a, EventAsk)
-		recv[AskData](t, b, EventAsk)
+		recv[wire.AskData](t, a, wire.EventAsk)
+		recv[wire.AskData](t, b, wire.EventAsk)
 		var errA, errB error
 		var wg sync.WaitGroup
 		wg.Go(func() { errA = a.Send(context.Background(), answerEvent(session, id, "Vue")) })
@@ -348,18 +351,18 @@ func TestTwoDevicesAnswerAtOnce(t *testing.T) {
 		loser := b
 		if errA != nil {
 			winner, loser = "React", a
-			assert.ErrorIs(t, errA, ErrNotPending)
+			assert.ErrorIs(t, errA, wire.ErrNotPending)
 		} else {
-			assert.ErrorIs(t, errB, ErrNotPending)
+			assert.ErrorIs(t, errB, wire.ErrNotPending)
 		}
 		assert.Equal(t, []string{winner}, res.Answers[0].SelectedLabels, "the model gets the first valid answer")
 		// The loser got its refusal (not_pending) back from Send, and hears the resolution.
-		recv[ResolvedData](t, loser, EventResolved)
+		recv[wire.ResolvedData](t, loser, wire.EventResolved)
 		other := a
 		if loser == a {
 			other = b
 		}
-		recv[ResolvedData](t, other, EventResolved)
+		recv[wire.ResolvedData](t, other, wire.EventResolved)
 	}
 	assert.Equal(t, 0, d.PendingLen())
 }
@@ -387,7 +390,7 @@ func TestAnswerRacesEnds(t *testing.T) {
 				resCh := dispatchAsync(ctx, d, session, id, oneQuestion)
 				ev, err := dev.Recv(context.Background())
 				require.NoError(t, err)
-				require.Equal(t, EventAsk, ev.Type)
+				require.Equal(t, wire.EventAsk, ev.Type)
 				var answerErr error
 				var wg sync.WaitGroup
 				wg.Go(func() { answerErr = d.HandleEvent(context.Background(), answerEvent(session, id, "Vue")) })
@@ -409,15 +412,15 @@ func TestAnswerRacesEnds(t *testing.T) {
 				if answerErr == nil {
 					assert.Equal(t, Answered, res.Outcome, "the accepted answer is the result")
 				} else {
-					assert.ErrorIs(t, answerErr, ErrNotPending)
+					assert.ErrorIs(t, answerErr, wire.ErrNotPending)
 					assert.NotEqual(t, Answered, res.Outcome)
 				}
 				// Every device hears the same end the model got.
 				for {
 					ev, err := dev.Recv(context.Background())
 					require.NoError(t, err)
-					if ev.Type == EventResolved {
-						var r ResolvedData
+					if ev.Type == wire.EventResolved {
+						var r wire.ResolvedData
 						require.NoError(t, json.Unmarshal(ev.Data, &r))
 						assert.Equal(t, res.Outcome, r.Outcome)
 						break
@@ -438,18 +441,18 @@ func TestAnswerForUnknownOrExpiredRequest(t *testing.T) {
 		d, mt := newTestDispatcher(&Options{Timeout: time.Minute})
 		defer d.Close()
 		dev := mt.Connect(session)
-		assert.ErrorIs(t, d.HandleEvent(context.Background(), answerEvent(session, "never-asked", "Vue")), ErrNotPending)
+		assert.ErrorIs(t, d.HandleEvent(context.Background(), answerEvent(session, "never-asked", "Vue")), wire.ErrNotPending)
 
 		resCh := dispatchAsync(context.Background(), d, session, "", oneQuestion)
-		_, ask := recv[AskData](t, dev, EventAsk)
+		_, ask := recv[wire.AskData](t, dev, wire.EventAsk)
 		time.Sleep(time.Minute)
 		assert.Equal(t, TimedOut, (<-resCh).Outcome)
 		err := dev.Send(context.Background(), answerEvent(session, ask.RequestID, "Vue"))
-		assert.ErrorIs(t, err, ErrNotPending, "an answer after the timeout is refused")
+		assert.ErrorIs(t, err, wire.ErrNotPending, "an answer after the timeout is refused")
 		// The same request id from another session is unknown too.
 		resCh = dispatchAsync(context.Background(), d, session, "shared-id", oneQuestion)
 		synctest.Wait()
-		assert.ErrorIs(t, d.HandleEvent(context.Background(), answerEvent(IntSession(2), "shared-id", "Vue")), ErrNotPending)
+		assert.ErrorIs(t, d.HandleEvent(context.Background(), answerEvent(IntSession(2), "shared-id", "Vue")), wire.ErrNotPending)
 		d.CancelSession(session)
 		<-resCh
 	})
@@ -473,7 +476,7 @@ func TestParallelQuestionsInOneSession(t *testing.T) {
 		}
 		assert.Equal(t, []string{"a", "b", "c"}, order, "pending questions list oldest first")
 		for range 3 {
-			recv[AskData](t, dev, EventAsk)
+			recv[wire.AskData](t, dev, wire.EventAsk)
 		}
 		// Answer out of order; each call gets its own answer.
 		for _, id := range []string{"b", "c", "a"} {
@@ -501,7 +504,7 @@ func TestCancelOneSessionLeavesAnother(t *testing.T) {
 		assert.True(t, d.Waiting(b))
 		assert.False(t, d.Waiting(a))
 		assert.Equal(t, 0, d.CancelSession(a), "cancelling again ends nothing")
-		recv[AskData](t, devB, EventAsk)
+		recv[wire.AskData](t, devB, wire.EventAsk)
 		require.NoError(t, devB.Send(context.Background(), answerEvent(b, "x", "React")))
 		assert.Equal(t, Answered, (<-rb).Outcome)
 		_ = devA
@@ -512,7 +515,7 @@ func TestSameIDWaitsOnSameQuestion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		session := IntSession(5)
 		asks := 0
-		d, mt := newTestDispatcher(&Options{Observer: Hooks{OnAsk: func(Asked) { asks++ }}})
+		d, mt := newTestDispatcher(&Options{Observer: observe.Hooks{OnAsk: func(observe.Observation) { asks++ }}})
 		defer d.Close()
 		dev := mt.Connect(session)
 		first := dispatchAsync(context.Background(), d, session, "tool-call-7", oneQuestion)
@@ -529,7 +532,7 @@ func TestSameIDWaitsOnSameQuestion(t *testing.T) {
 		assert.Equal(t, Cancelled, (<-second).Outcome)
 		assert.True(t, d.Waiting(session))
 
-		recv[AskData](t, dev, EventAsk)
+		recv[wire.AskData](t, dev, wire.EventAsk)
 		require.NoError(t, dev.Send(context.Background(), answerEvent(session, "tool-call-7", "Vue")))
 		r1, r3 := <-first, <-third
 		assert.Equal(t, r1.Content, r3.Content)
@@ -538,7 +541,7 @@ func TestSameIDWaitsOnSameQuestion(t *testing.T) {
 		defer cancel()
 		ev, err := dev.Recv(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, EventResolved, ev.Type)
+		assert.Equal(t, wire.EventResolved, ev.Type)
 		_, err = dev.Recv(ctx)
 		assert.ErrorIs(t, err, context.DeadlineExceeded, "one ask, one resolution")
 	})
@@ -558,8 +561,8 @@ func TestReconnectingDeviceSeesPending(t *testing.T) {
 		synctest.Wait()
 		assert.True(t, d.Waiting(session))
 		again := mt.Connect(session)
-		_, a1 := recv[AskData](t, again, EventAsk)
-		_, a2 := recv[AskData](t, again, EventAsk)
+		_, a1 := recv[wire.AskData](t, again, wire.EventAsk)
+		_, a2 := recv[wire.AskData](t, again, wire.EventAsk)
 		assert.Equal(t, []string{"first", "second"}, []string{a1.RequestID, a2.RequestID})
 		require.NoError(t, again.Send(context.Background(), answerEvent(session, "second", "Vue")))
 		require.NoError(t, again.Send(context.Background(), declineEvent(session, "first")))
@@ -575,13 +578,13 @@ func TestDisconnectGraceAllowsReconnect(t *testing.T) {
 		defer d.Close()
 		dev := mt.Connect(session)
 		resCh := dispatchAsync(context.Background(), d, session, "q", oneQuestion)
-		recv[AskData](t, dev, EventAsk)
+		recv[wire.AskData](t, dev, wire.EventAsk)
 		dev.Close()
 		time.Sleep(5 * time.Second)
 		back := mt.Connect(session) // back within the grace period
 		time.Sleep(4 * time.Second)
 		assert.True(t, d.Waiting(session), "a device came back: keep waiting")
-		recv[AskData](t, back, EventAsk)
+		recv[wire.AskData](t, back, wire.EventAsk)
 		back.Close() // gone again at t=9: a whole grace period again, not the first's last second
 		left := time.Now()
 		res := <-resCh
@@ -597,15 +600,15 @@ func TestDisconnectGraceAllowsReconnect(t *testing.T) {
 		defer d.Close()
 		dev := mt.Connect(session)
 		resCh := dispatchAsync(context.Background(), d, session, "q", oneQuestion)
-		recv[AskData](t, dev, EventAsk)
+		recv[wire.AskData](t, dev, wire.EventAsk)
 		dev.Close()
 		assert.Equal(t, Disconnected, (<-resCh).Outcome)
 	})
 }
 
 func TestDispatchAfterClose(t *testing.T) {
-	var ended []Ended
-	d, _ := newTestDispatcher(&Options{Observer: Hooks{OnEnd: func(e Ended) { ended = append(ended, e) }}})
+	var ended []observe.Observation
+	d, _ := newTestDispatcher(&Options{Observer: observe.Hooks{OnEnd: func(e observe.Observation) { ended = append(ended, e) }}})
 	require.NoError(t, d.Close())
 	require.NoError(t, d.Close(), "Close may be called twice")
 	res := d.Dispatch(context.Background(), ToolCall{Session: IntSession(1), Arguments: json.RawMessage(oneQuestion)})
@@ -628,8 +631,8 @@ func TestAskValidatesGoRequests(t *testing.T) {
 		req := &Request{Questions: []Question{{Question: "Deploy now?", Header: "Deploy", Options: []Option{{Label: "Yes", Description: "Ship it"}, {Label: "No", Description: "Wait"}}}}}
 		ch := make(chan Result, 1)
 		go func() { ch <- d.Ask(context.Background(), session, "", req) }()
-		_, ask := recv[AskData](t, dev, EventAsk)
-		ev, _ := NewEvent(EventResult, session, ResultData{RequestID: ask.RequestID, Answers: []Answer{{Question: "Deploy now?", SelectedLabels: []string{"Yes"}}}})
+		_, ask := recv[wire.AskData](t, dev, wire.EventAsk)
+		ev, _ := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: ask.RequestID, Answers: []Answer{{Question: "Deploy now?", SelectedLabels: []string{"Yes"}}}})
 		require.NoError(t, dev.Send(context.Background(), ev))
 		assert.Equal(t, []string{"Yes"}, (<-ch).Answers[0].SelectedLabels)
 	})
@@ -654,7 +657,7 @@ func TestWrapRoutesOnlyItsTool(t *testing.T) {
 		assert.JSONEq(t, `{"path":"x"}`, string(passed[0].Arguments), "other tools pass through untouched")
 
 		go func() {
-			_, ask := recv[AskData](t, dev, EventAsk)
+			_, ask := recv[wire.AskData](t, dev, wire.EventAsk)
 			_ = dev.Send(context.Background(), answerEvent(session, ask.RequestID, "Vue"))
 		}()
 		out, err = tool(context.Background(), ToolCall{Session: session, Name: ToolName, ID: "c2", Arguments: json.RawMessage(oneQuestion)})
@@ -670,27 +673,27 @@ func TestWrapRoutesOnlyItsTool(t *testing.T) {
 func TestHooks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		session := IntSession(1)
-		var asked []Asked
-		var ended []Ended
+		var asked []observe.Observation
+		var ended []observe.Observation
 		d, mt := newTestDispatcher(&Options{
 			Timeout:      time.Minute,
 			NewRequestID: func() string { return "fixed" },
-			Observer: Hooks{
-				OnAsk: func(a Asked) { asked = append(asked, a) },
-				OnEnd: func(e Ended) { ended = append(ended, e) },
+			Observer: observe.Hooks{
+				OnAsk: func(a observe.Observation) { asked = append(asked, a) },
+				OnEnd: func(e observe.Observation) { ended = append(ended, e) },
 			},
 		})
 		defer d.Close()
 		dev := mt.Connect(session)
 		resCh := dispatchAsync(context.Background(), d, session, "", oneQuestion)
-		recv[AskData](t, dev, EventAsk)
+		recv[wire.AskData](t, dev, wire.EventAsk)
 		time.Sleep(20 * time.Second)
 		require.NoError(t, dev.Send(context.Background(), answerEvent(session, "fixed", "Vue")))
 		<-resCh
 		require.Len(t, asked, 1)
-		assert.Equal(t, Asked{Session: session, RequestID: "fixed", Kind: KindQuestion, Questions: 1, ExpiresAt: asked[0].ExpiresAt}, asked[0])
+		assert.Equal(t, observe.Observation{Session: session, RequestID: "fixed", Kind: store.KindQuestion, Questions: 1, ExpiresAt: asked[0].ExpiresAt}, asked[0])
 		require.Len(t, ended, 1)
-		assert.Equal(t, Ended{Session: session, RequestID: "fixed", Kind: KindQuestion, Outcome: Answered, Waited: 20 * time.Second}, ended[0])
+		assert.Equal(t, observe.Observation{Session: session, RequestID: "fixed", Kind: store.KindQuestion, Outcome: Answered, Waited: 20 * time.Second}, ended[0])
 	})
 }
 
@@ -732,8 +735,8 @@ type cancellingTransport struct {
 	d *Dispatcher
 }
 
-func (c *cancellingTransport) Send(ctx context.Context, ev Event) error {
-	if ev.Type == EventAsk {
+func (c *cancellingTransport) Send(ctx context.Context, ev wire.Event) error {
+	if ev.Type == wire.EventAsk {
 		c.d.CancelSession(ev.SessionID)
 	}
 	return c.Transport.Send(ctx, ev)
@@ -752,8 +755,8 @@ func TestResolutionNeverPrecedesAsk(t *testing.T) {
 		dev := ct.Connect(session)
 		res := d.Dispatch(context.Background(), ToolCall{Session: session, ID: "q", Arguments: json.RawMessage(oneQuestion)})
 		assert.Equal(t, Cancelled, res.Outcome)
-		recv[AskData](t, dev, EventAsk)
-		_, r := recv[ResolvedData](t, dev, EventResolved)
+		recv[wire.AskData](t, dev, wire.EventAsk)
+		_, r := recv[wire.ResolvedData](t, dev, wire.EventResolved)
 		assert.Equal(t, Cancelled, r.Outcome)
 	})
 }
@@ -766,7 +769,7 @@ func TestHandleEventTable(t *testing.T) {
 			session := IntSession(123)
 			resCh := askPending(t, d, session, "r1", PendingArgs)
 
-			ev, err := ParseEvent([]byte(tc.Msg))
+			ev, err := wire.ParseEvent([]byte(tc.Msg))
 			if err == nil {
 				ev.SessionID = session // what an authorizing transport does
 				err = d.HandleEvent(context.Background(), ev)
@@ -782,7 +785,7 @@ func TestHandleEventTable(t *testing.T) {
 			assert.Equal(t, tc.Code, ErrorCodeOf(err))
 			// Nothing is lost: the question is still pending and can still be answered.
 			assert.True(t, d.Waiting(session))
-			ev, err = NewEvent(EventResult, session, ResultData{RequestID: "r1", Answers: []Answer{
+			ev, err = wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: "r1", Answers: []Answer{
 				{Question: "Which framework?", SelectedLabels: []string{"React"}},
 				{Question: "Which extras?", SelectedLabels: []string{"Store", "Router"}},
 			}})
@@ -810,7 +813,7 @@ func FuzzDeviceMessage(f *testing.F) {
 		defer d.Close()
 		session := IntSession(123)
 		resCh := askPending(t, d, session, "r1", PendingArgs)
-		ev, err := ParseEvent(msg)
+		ev, err := wire.ParseEvent(msg)
 		if err == nil {
 			ev.SessionID = session
 			err = d.HandleEvent(context.Background(), ev)
@@ -822,12 +825,12 @@ func FuzzDeviceMessage(f *testing.F) {
 			if !d.Waiting(session) {
 				t.Fatalf("a refused message ended the question: %v", err)
 			}
-			out := ErrorEvent(session, ev.RequestID(), err)
+			out := wire.ErrorEvent(session, ev.RequestID(), err)
 			wire, werr := out.Encode()
 			if werr != nil {
 				t.Fatal(werr)
 			}
-			if _, perr := ParseEvent(wire); perr != nil {
+			if _, perr := wire.ParseEvent(wire); perr != nil {
 				t.Fatalf("error event does not parse: %v", perr)
 			}
 			if len(wire) > 4<<10 {
@@ -869,14 +872,14 @@ func TestPendingReturnsCopies(t *testing.T) {
 		p[0].Questions[0].Options[0].Label = "Yes"
 		p[0].Metadata[2] = 'X'
 
-		_, ask := recv[AskData](t, mt.Connect(session), EventAsk)
+		_, ask := recv[wire.AskData](t, mt.Connect(session), wire.EventAsk)
 		assert.Equal(t, "Which framework?", ask.Questions[0].Question, "a device that joins later is shown what was asked")
 		assert.Equal(t, "Vue", ask.Questions[0].Options[0].Label)
 		assert.JSONEq(t, `{"k":"v"}`, string(ask.Metadata))
 		assert.Equal(t, "Which framework?", d.Pending(session)[0].Questions[0].Question)
 
 		dev := mt.Connect(session)
-		recv[AskData](t, dev, EventAsk)
+		recv[wire.AskData](t, dev, wire.EventAsk)
 		require.NoError(t, dev.Send(context.Background(), answerEvent(session, "c1", "Vue")), "answers are checked against what was asked")
 		res := <-resCh
 		assert.Equal(t, "Which framework?", res.Answers[0].Question)
@@ -893,10 +896,10 @@ func TestAskKeepsItsOwnCopy(t *testing.T) {
 		req := &Request{Questions: []Question{{Question: "Deploy now?", Header: "Deploy", Options: []Option{{Label: "Yes", Description: "Ship it"}, {Label: "No", Description: "Wait"}}}}}
 		ch := make(chan Result, 1)
 		go func() { ch <- d.Ask(context.Background(), session, "c1", req) }()
-		recv[AskData](t, dev, EventAsk)
+		recv[wire.AskData](t, dev, wire.EventAsk)
 		req.Questions[0].Question = "Delete staging?" // the caller's own value, after the ask
 		req.Questions[0].Options[0].Label = "Sure"
-		ev, err := NewEvent(EventResult, session, ResultData{RequestID: "c1", Answers: []Answer{{Question: "Deploy now?", SelectedLabels: []string{"Yes"}}}})
+		ev, err := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: "c1", Answers: []Answer{{Question: "Deploy now?", SelectedLabels: []string{"Yes"}}}})
 		require.NoError(t, err)
 		require.NoError(t, dev.Send(context.Background(), ev))
 		res := <-ch
@@ -917,7 +920,7 @@ func TestSameIDDifferentQuestionsIsRefused(t *testing.T) {
 		deleteStaging := `{"questions":[{"question":"Delete the staging database?","header":"Staging","options":[{"label":"Delete","description":"Drop it"},{"label":"Keep","description":"Leave it"}],"multiSelect":false}]}`
 		keepBackups := `{"questions":[{"question":"Keep the nightly backups?","header":"Backups","options":[{"label":"Delete","description":"Drop them"},{"label":"Keep","description":"Leave them"}],"multiSelect":false}]}`
 		first := dispatchAsync(context.Background(), d, session, "call_0", deleteStaging)
-		recv[AskData](t, dev, EventAsk)
+		recv[wire.AskData](t, dev, wire.EventAsk)
 
 		second := d.Dispatch(context.Background(), ToolCall{Session: session, ID: "call_0", Arguments: json.RawMessage(keepBackups)})
 		assert.Equal(t, Invalid, second.Outcome)
@@ -931,7 +934,7 @@ func TestSameIDDifferentQuestionsIsRefused(t *testing.T) {
 		// The same questions under the same id still join.
 		third := dispatchAsync(context.Background(), d, session, "call_0", deleteStaging)
 		synctest.Wait()
-		ev, err := NewEvent(EventResult, session, ResultData{RequestID: "call_0", Answers: []Answer{{Question: "Delete the staging database?", SelectedLabels: []string{"Keep"}}}})
+		ev, err := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: "call_0", Answers: []Answer{{Question: "Delete the staging database?", SelectedLabels: []string{"Keep"}}}})
 		require.NoError(t, err)
 		require.NoError(t, dev.Send(context.Background(), ev))
 		r1, r3 := <-first, <-third
@@ -959,7 +962,7 @@ func TestUnanswerableRequestsAreRefused(t *testing.T) {
 		{name: "invalid metadata", req: func() *Request { r := good(); r.Metadata = json.RawMessage(`{"a":`); return r }, problem: "metadata: not valid JSON: unexpected end of input"},
 		{name: "metadata not an object", req: func() *Request { r := good(); r.Metadata = json.RawMessage(`[1]`); return r }, problem: "metadata: must be an object, not an array"},
 		{name: "an id of invalid UTF-8", req: good, id: "call\xff", problem: "id: the tool-call id is not valid UTF-8, so no device could answer it; use another id"},
-		{name: "an id too long", req: good, id: strings.Repeat("x", MaxRequestIDBytes+1), problem: "id: the tool-call id of 257 bytes is too long; at most 256 bytes are accepted"},
+		{name: "an id too long", req: good, id: strings.Repeat("x", wire.MaxRequestIDBytes+1), problem: "id: the tool-call id of 257 bytes is too long; at most 256 bytes are accepted"},
 		{name: "an empty id made", req: good, newID: func() string { return "" }, problem: "id: Options.NewRequestID returned an empty id, which no device could answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1003,7 +1006,7 @@ func TestWrapCarriesTheErrorFlag(t *testing.T) {
 		dev := mt.Connect(session)
 		tool := d.Wrap(nil)
 		go func() {
-			recv[AskData](t, dev, EventAsk)
+			recv[wire.AskData](t, dev, wire.EventAsk)
 			_ = dev.Send(context.Background(), declineEvent(session, "c1"))
 		}()
 		out, err := tool(context.Background(), ToolCall{Session: session, Name: ToolName, ID: "c1", Arguments: json.RawMessage(oneQuestion)})

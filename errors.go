@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// Errors of how a call ended. [Result.Err] wraps the one of its outcome (see [Outcome]);
-// errors.Is finds it through a [*ResultError] too.
+// Errors of how a call ended. [Result.Err], [ApprovalResult.Err] and [ToolOutput.Err]
+// wrap the one of its outcome (see [Outcome]).
 var (
 	ErrTimeout          = errors.New("askuser: user did not respond within timeout")
 	ErrCancelled        = errors.New("askuser: session cancelled")
@@ -34,15 +34,10 @@ func (e *ArgumentsError) Error() string {
 // Is makes errors.Is(err, ErrInvalidArguments) true.
 func (e *ArgumentsError) Is(target error) bool { return target == ErrInvalidArguments }
 
-// ResultError is the error of a call that ended without an answer, as [Dispatcher.Wrap]
-// returns it. Its Error is the tool result for the model, and errors.Is finds the
-// outcome's error ([ErrTimeout], [ErrDeclined], ...) through it.
-type ResultError struct {
-	Result Result
-}
+// resultError is the error of a call of [Dispatcher.RunTools] that askuser ended without
+// a result (no answer, not allowed to run), as opposed to one the host's tool returned:
+// it is the outcome's error, marked.
+type resultError struct{ err error }
 
-// Error returns the tool result content.
-func (e *ResultError) Error() string { return e.Result.Content }
-
-// Unwrap returns the outcome's error, [Result.Err].
-func (e *ResultError) Unwrap() error { return e.Result.Err }
+func (e *resultError) Error() string { return e.err.Error() }
+func (e *resultError) Unwrap() error { return e.err }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	. "github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -58,27 +59,27 @@ const designResult = `{
 
 func TestWireExamplesRoundTripByteForByte(t *testing.T) {
 	// Server → client: parse into the library's types, produce it again.
-	ev, err := ParseEvent([]byte(designAsk))
+	ev, err := wire.ParseEvent([]byte(designAsk))
 	require.NoError(t, err)
-	assert.Equal(t, EventAsk, ev.Type)
+	assert.Equal(t, wire.EventAsk, ev.Type)
 	assert.Equal(t, IntSession(123), ev.SessionID)
-	var ask AskData
+	var ask wire.AskData
 	require.NoError(t, json.Unmarshal(ev.Data, &ask))
 	assert.Equal(t, "550e8400-e29b-41d4-a716-446655440000", ask.RequestID)
 	assert.Equal(t, "Vue 3 (Recommended)", ask.Questions[0].Options[0].Label)
-	out, err := NewEvent(EventAsk, IntSession(123), ask)
+	out, err := wire.NewEvent(wire.EventAsk, IntSession(123), ask)
 	require.NoError(t, err)
 	b, err := json.Marshal(out)
 	require.NoError(t, err)
 	assert.Equal(t, compact(t, designAsk), string(b))
 
 	// Client → server.
-	ev, err = ParseEvent([]byte(designResult))
+	ev, err = wire.ParseEvent([]byte(designResult))
 	require.NoError(t, err)
-	var res ResultData
+	var res wire.ResultData
 	require.NoError(t, json.Unmarshal(ev.Data, &res))
 	assert.Nil(t, res.Answers[0].CustomInput)
-	out, err = NewEvent(EventResult, ev.SessionID, res)
+	out, err = wire.NewEvent(wire.EventResult, ev.SessionID, res)
 	require.NoError(t, err)
 	b, err = json.Marshal(out)
 	require.NoError(t, err)
@@ -101,7 +102,7 @@ func TestSessionID(t *testing.T) {
 		{`"123"`, StringSession("123"), false},
 		{`"tenant:42:chat"`, StringSession("tenant:42:chat"), false},
 		{`"会话"`, StringSession("会话"), false},
-		{`123456789012345678901234567890`, ParseSessionID("123456789012345678901234567890"), true},
+		{`123456789012345678901234567890`, wire.ParseSessionID("123456789012345678901234567890"), true},
 	} {
 		var s SessionID
 		require.NoError(t, json.Unmarshal([]byte(tc.json), &s), tc.json)
@@ -116,8 +117,8 @@ func TestSessionID(t *testing.T) {
 		assert.Error(t, json.Unmarshal([]byte(bad), &s), bad)
 	}
 	assert.NotEqual(t, IntSession(123), StringSession("123"), "a number and a string are different sessions")
-	assert.Equal(t, IntSession(5), ParseSessionID("5"))
-	assert.Equal(t, StringSession("a:b"), ParseSessionID("a:b"))
+	assert.Equal(t, IntSession(5), wire.ParseSessionID("5"))
+	assert.Equal(t, StringSession("a:b"), wire.ParseSessionID("a:b"))
 	assert.True(t, SessionID{}.IsZero())
 	// Session ids containing the separator of a joined key cannot collide.
 	d, _ := newTestDispatcher(nil)
@@ -132,29 +133,29 @@ func TestSessionID(t *testing.T) {
 // int64 are kept as they are.
 func TestSessionIDEdges(t *testing.T) {
 	var s SessionID
-	assert.ErrorIs(t, json.Unmarshal([]byte(`-0`), &s), ErrMalformedEvent)
-	assert.False(t, ParseSessionID("-0").IsNumeric(), "-0 from a URL is a string id")
+	assert.ErrorIs(t, json.Unmarshal([]byte(`-0`), &s), wire.ErrMalformedEvent)
+	assert.False(t, wire.ParseSessionID("-0").IsNumeric(), "-0 from a URL is a string id")
 	big := "123456789012345678901234567890"
 	require.NoError(t, json.Unmarshal([]byte(big), &s))
 	assert.True(t, s.IsNumeric())
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
 	assert.Equal(t, big, string(b))
-	assert.Equal(t, ParseSessionID(big), s)
-	snowflake := ParseSessionID("1234567890123456789")
+	assert.Equal(t, wire.ParseSessionID(big), s)
+	snowflake := wire.ParseSessionID("1234567890123456789")
 	assert.Equal(t, IntSession(1234567890123456789), snowflake)
 }
 
 func TestErrorEvent(t *testing.T) {
-	ae := &AnswerError{RequestID: "r9", Problems: []string{"answers: missing"}}
-	ev := ErrorEvent(StringSession("s"), "", ae)
-	assert.Equal(t, EventError, ev.Type)
-	var data ErrorData
+	ae := &wire.AnswerError{RequestID: "r9", Problems: []string{"answers: missing"}}
+	ev := wire.ErrorEvent(StringSession("s"), "", ae)
+	assert.Equal(t, wire.EventError, ev.Type)
+	var data wire.ErrorData
 	require.NoError(t, json.Unmarshal(ev.Data, &data))
-	assert.Equal(t, ErrorData{RequestID: "r9", Code: "invalid_answer", Message: `askuser: invalid answer for request "r9"; see problems`, Problems: ae.Problems}, data,
+	assert.Equal(t, wire.ErrorData{RequestID: "r9", Code: "invalid_answer", Message: `askuser: invalid answer for request "r9"; see problems`, Problems: ae.Problems}, data,
 		"the problems are listed once, not again in the message")
 
-	ev = ErrorEvent(IntSession(1), "r1", fmt.Errorf("wrapped: %w", ErrForbidden))
+	ev = wire.ErrorEvent(IntSession(1), "r1", fmt.Errorf("wrapped: %w", wire.ErrForbidden))
 	require.NoError(t, json.Unmarshal(ev.Data, &data))
 	assert.Equal(t, "forbidden", data.Code)
 	assert.Equal(t, "r1", data.RequestID)
@@ -162,25 +163,25 @@ func TestErrorEvent(t *testing.T) {
 }
 
 func TestEventHelpers(t *testing.T) {
-	ev, err := NewEvent(EventAsk, StringSession("s"), AskData{RequestID: "r<1>", Questions: []Question{{Question: "a & b?"}}})
+	ev, err := wire.NewEvent(wire.EventAsk, StringSession("s"), wire.AskData{RequestID: "r<1>", Questions: []Question{{Question: "a & b?"}}})
 	require.NoError(t, err)
 	b, err := ev.Encode()
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"requestId":"r<1>"`, "HTML characters are left as they are")
 	assert.Contains(t, string(b), `a & b?`)
 	assert.Equal(t, "r<1>", ev.RequestID())
-	assert.Equal(t, "", Event{Data: json.RawMessage(`[1]`)}.RequestID())
-	assert.Equal(t, "", Event{}.RequestID())
+	assert.Equal(t, "", wire.Event{Data: json.RawMessage(`[1]`)}.RequestID())
+	assert.Equal(t, "", wire.Event{}.RequestID())
 	long := strings.Repeat("é", 100) // 200 bytes
-	ev, _ = NewEvent(EventResult, IntSession(1), ResultData{RequestID: long})
+	ev, _ = wire.NewEvent(wire.EventResult, IntSession(1), wire.ResultData{RequestID: long})
 	assert.Equal(t, long, ev.RequestID(), "whole: transports key asks by it")
 	// Not first, or escaped: read by decoding.
-	assert.Equal(t, `a"b`, Event{Data: json.RawMessage(` {"answers":[{"requestId":"no"}], "requestId" : "a\"b"}`)}.RequestID())
-	assert.Equal(t, "", Event{Data: json.RawMessage(`{"requestId":7}`)}.RequestID())
-	assert.Equal(t, "", Event{Data: json.RawMessage(`{"requestId":"x`)}.RequestID())
+	assert.Equal(t, `a"b`, wire.Event{Data: json.RawMessage(` {"answers":[{"requestId":"no"}], "requestId" : "a\"b"}`)}.RequestID())
+	assert.Equal(t, "", wire.Event{Data: json.RawMessage(`{"requestId":7}`)}.RequestID())
+	assert.Equal(t, "", wire.Event{Data: json.RawMessage(`{"requestId":"x`)}.RequestID())
 	// The reply to a device cuts it at 128 bytes, on a character boundary.
-	var data ErrorData
-	require.NoError(t, json.Unmarshal(ErrorEvent(IntSession(1), ev.RequestID(), ErrNotPending).Data, &data))
+	var data wire.ErrorData
+	require.NoError(t, json.Unmarshal(wire.ErrorEvent(IntSession(1), ev.RequestID(), wire.ErrNotPending).Data, &data))
 	assert.Equal(t, strings.Repeat("é", 64), data.RequestID)
 }
 
@@ -189,17 +190,17 @@ func TestEventHelpers(t *testing.T) {
 func TestNewEventRequestIDIsTheData(t *testing.T) {
 	for _, id := range []string{"r1", "", "r\xff<&>\u2028", strings.Repeat("é", 100)} {
 		for _, v := range []any{
-			AskData{RequestID: id}, &AskData{RequestID: id}, ResultData{RequestID: id},
-			ResolvedData{RequestID: id, Outcome: Declined}, ErrorData{RequestID: id, Code: "x"},
-			ApprovalData{RequestID: id}, &ApprovalData{RequestID: id}, ApprovalResultData{RequestID: id},
-			ApprovalResolvedData{RequestID: id, Outcome: Denied}, map[string]string{"requestId": id},
+			wire.AskData{RequestID: id}, &wire.AskData{RequestID: id}, wire.ResultData{RequestID: id},
+			wire.ResolvedData{RequestID: id, Outcome: Declined}, wire.ErrorData{RequestID: id, Code: "x"},
+			wire.ApprovalData{RequestID: id}, &wire.ApprovalData{RequestID: id}, wire.ApprovalResultData{RequestID: id},
+			wire.ApprovalResolvedData{RequestID: id, Outcome: Denied}, map[string]string{"requestId": id},
 		} {
-			ev, err := NewEvent("x", IntSession(1), v)
+			ev, err := wire.NewEvent("x", IntSession(1), v)
 			require.NoError(t, err)
-			assert.Equal(t, Event{Data: ev.Data}.RequestID(), ev.RequestID(), "%T %q", v, id)
+			assert.Equal(t, wire.Event{Data: ev.Data}.RequestID(), ev.RequestID(), "%T %q", v, id)
 		}
 	}
-	ev, err := NewEvent("x", IntSession(1), (*AskData)(nil))
+	ev, err := wire.NewEvent("x", IntSession(1), (*wire.AskData)(nil))
 	require.NoError(t, err)
 	assert.Equal(t, "", ev.RequestID())
 }
@@ -218,9 +219,9 @@ func FuzzEnvelope(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		ev, err := ParseEvent(msg)
+		ev, err := wire.ParseEvent(msg)
 		if err != nil {
-			if !errors.Is(err, ErrMalformedEvent) {
+			if !errors.Is(err, wire.ErrMalformedEvent) {
 				t.Fatalf("unexpected error kind: %v", err)
 			}
 			return
@@ -229,7 +230,7 @@ func FuzzEnvelope(f *testing.F) {
 		if err != nil || !utf8.Valid(out) {
 			t.Fatalf("encoding: %v\n%q", err, out)
 		}
-		back, err := ParseEvent(out)
+		back, err := wire.ParseEvent(out)
 		if err != nil {
 			t.Fatalf("produced envelope does not parse: %v\n%s", err, out)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // A scripted device answers the question the model asks; the tool result is what the
@@ -22,9 +23,9 @@ func Example() {
 	phone := mt.Connect(session)
 	go func() {
 		ev, _ := phone.Recv(context.Background()) // the ask_user_questions event
-		var ask askuser.AskData
+		var ask wire.AskData
 		_ = json.Unmarshal(ev.Data, &ask)
-		reply, _ := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{
+		reply, _ := wire.NewEvent(wire.EventResult, session, wire.ResultData{
 			RequestID: ask.RequestID,
 			Answers: []askuser.Answer{{
 				Question:       ask.Questions[0].Question,
@@ -72,16 +73,16 @@ func answerFirst(dev *askusertest.Device) {
 		if err != nil {
 			return
 		}
-		if ev.Type != askuser.EventAsk {
+		if ev.Type != wire.EventAsk {
 			continue
 		}
-		var ask askuser.AskData
+		var ask wire.AskData
 		_ = json.Unmarshal(ev.Data, &ask)
 		var answers []askuser.Answer
 		for _, q := range ask.Questions {
 			answers = append(answers, askuser.Answer{Question: q.Question, SelectedLabels: []string{q.Options[0].Label}})
 		}
-		reply, _ := askuser.NewEvent(askuser.EventResult, dev.Session(), askuser.ResultData{RequestID: ask.RequestID, Answers: answers})
+		reply, _ := wire.NewEvent(wire.EventResult, dev.Session(), wire.ResultData{RequestID: ask.RequestID, Answers: answers})
 		_ = dev.Send(context.Background(), reply)
 	}
 }

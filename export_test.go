@@ -1,5 +1,10 @@
 package askuser
 
+import (
+	"github.com/askuser-go/askuser/internal/jsonx"
+	"github.com/askuser-go/askuser/store"
+)
+
 // Internals the external tests (package askuser_test) use.
 var (
 	InvalidResult  = invalidResult
@@ -8,7 +13,7 @@ var (
 )
 
 // ErrorCodeOf is the code an error event carries for err.
-var ErrorCodeOf = errorCode
+var ErrorCodeOf = wire.errorCode
 
 // The tool results of the outcomes, as the model reads them.
 var (
@@ -25,7 +30,7 @@ var (
 type Response = response
 
 // Marshal encodes as the library's reference for types it has no encoder of.
-var Marshal = marshal
+var Marshal = jsonx.Marshal
 
 // InvalidMessage heads the tool result of an Invalid call.
 const InvalidMessage = invalidMessage
@@ -34,7 +39,7 @@ const InvalidMessage = invalidMessage
 func (d *Dispatcher) PendingLen() int { return d.own.len() }
 
 // NewMemStore returns the default store, in memory, for its conformance test.
-func NewMemStore() Store { return newMemStore() }
+func NewMemStore() store.Store { return newMemStore() }
 
 // SchemaCheck validates arguments against a tool's JSON Schema.
 var SchemaCheck = schemaCheck

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+
+	"github.com/askuser-go/askuser/internal/jsonx"
 )
 
 // The shape of the tool's input in one place. schema/input.json says which members there
@@ -85,7 +87,7 @@ func (s *shape) UnmarshalJSON(b []byte) error {
 	}
 	s.Props = map[string]*shape{}
 	var err error
-	merr := members(raw.Properties, func(name string, v json.RawMessage) bool {
+	merr := jsonx.Members(raw.Properties, func(name string, v json.RawMessage) bool {
 		p := &shape{}
 		if err = json.Unmarshal(v, p); err != nil {
 			return false

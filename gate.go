@@ -10,6 +10,11 @@ import (
 	"slices"
 	"time"
 	"unicode/utf8"
+
+	"github.com/askuser-go/askuser/internal/jsonx"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // The gate: a host's own tool call is allowed, denied, or asked about before it runs
@@ -30,13 +35,13 @@ type ApprovalResult struct {
 	Arguments json.RawMessage
 	// Decision is the person's, when one decided: the decision, the reason of a denial,
 	// who decided and when.
-	Decision Decision
+	Decision store.Decision
 	// Rule is the name of the rule that decided, when no person did ("default" for the
 	// Policy's Default).
 	Rule string
 	// Grant is the grant that let the call run without asking, or the one an "always"
 	// decision made.
-	Grant *Grant
+	Grant *store.Grant
 	// Problems lists what was wrong with the call when Outcome is [Invalid].
 	Problems []string
 	// Err is nil when the tool may run, and otherwise wraps the outcome's error
@@ -92,20 +97,29 @@ func (r ApprovalResult) Content(toolResult string) string {
 //
 // The approval is bound to the call: its session, tool, id and arguments. A call made
 // again with the same id, tool and arguments (retried, or resumed on another replica
-// with a shared [Store]) waits for the same approval, or gets the decision given
+// with a shared [store.Store]) waits for the same approval, or gets the decision given
 // meanwhile, and is never asked twice; a call whose id names a request that asks
 // something else is refused as [Invalid]. Approve never panics on bad input.
-func (d *Dispatcher) Approve(ctx context.Context, call ToolCall) ApprovalResult {
-	return d.observedApprove(ctx, call, nil)
+//
+// o, which may be nil, says more of the call than it does, for a tool that is not the
+// host's own (see [ApprovalOptions]). The rules of [Options.Policy] come first, then
+// o.Default, then the session's grants, then the person. With o, [Policy.Describe] is not
+// asked: o says it all.
+func (d *Dispatcher) Approve(ctx context.Context, call ToolCall, o *ApprovalOptions) ApprovalResult {
+	ctx, e := d.begin(ctx, observe.CallInfo{Kind: store.KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
+	defer e.unended()
+	r := d.approve(ctx, call, o)
+	e.end(observe.CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: r.IsError(), Err: r.Err})
+	return r
 }
 
-// ApprovalOptions say more of one tool call to [Dispatcher.ApproveWith] than the call
-// does: for a tool that is not the host's own (an MCP server's, say), where it comes
-// from, how it describes itself, and what its calls get when no rule of the host's
-// Policy matches them. The zero value says nothing, as [Dispatcher.Approve].
+// ApprovalOptions say more of one tool call to [Dispatcher.Approve] than the call does:
+// for a tool that is not the host's own (an MCP server's, say), where it comes from, how
+// it describes itself, and what its calls get when no rule of the host's Policy matches
+// them. The zero value says nothing, as nil does.
 type ApprovalOptions struct {
 	// Source says whose tool it is, for the approval card.
-	Source *ToolSource
+	Source *wire.ToolSource
 	// Tool describes the tool for the card and for edits (its description, and the
 	// JSON Schema an edit must satisfy) when [Policy.Tools] does not: the Policy's
 	// description of a tool of the same name comes first. A schema that does not
@@ -116,29 +130,12 @@ type ApprovalOptions struct {
 	// not JSON are asked about, never allowed, whatever Default says. Nil: the Policy's
 	// Default, as Approve.
 	Default *Action
-	// DefaultRule names Default in [ApprovalResult.Rule] and [Audit.Rule] when it
+	// DefaultRule names Default in [ApprovalResult.Rule] and [observe.Audit.Rule] when it
 	// decides the call without asking; empty: "default".
 	DefaultRule string
 }
 
-// ApproveWith is [Dispatcher.Approve] for a tool call of which o says more: whose tool it
-// is, its description and schema, and its default when no rule matches. The rules of
-// [Options.Policy] come first, then o.Default, then the session's grants, then the
-// person, exactly as for Approve. [Policy.Describe] is not asked: o says it all.
-func (d *Dispatcher) ApproveWith(ctx context.Context, call ToolCall, o ApprovalOptions) ApprovalResult {
-	return d.observedApprove(ctx, call, &o)
-}
-
-// observedApprove is approve, observed as one call.
-func (d *Dispatcher) observedApprove(ctx context.Context, call ToolCall, o *ApprovalOptions) ApprovalResult {
-	ctx, e := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
-	defer e.unended()
-	r := d.approve(ctx, call, o)
-	e.end(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: r.IsError(), Err: r.Err})
-	return r
-}
-
-// approve is ApproveWith, unobserved. With o nil, [Policy.Describe] says what o would.
+// approve is Approve, unobserved. With o nil, [Policy.Describe] says what o would.
 func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOptions) ApprovalResult {
 	if o == nil && d.policy != nil && d.policy.Describe != nil {
 		o = d.policy.Describe(ctx, call)
@@ -149,18 +146,18 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 	now := time.Now()
 	refuse := func(problems ...string) ApprovalResult {
 		r := ApprovalResult{Outcome: Invalid, Problems: problems, Err: &ArgumentsError{Problems: problems}}
-		d.report(Record{Session: call.Session, Approval: &ApprovalData{Tool: call.Name}, Outcome: Invalid}, r.Err, 0)
+		d.report(store.Record{Session: call.Session, Approval: &wire.ApprovalData{Tool: call.Name}, Outcome: Invalid}, r.Err, 0)
 		return r
 	}
 	switch {
 	case call.Name == "":
 		return refuse("name: the tool call has no tool name")
-	case !utf8.ValidString(call.Name) || len(call.Name) > MaxRequestIDBytes:
+	case !utf8.ValidString(call.Name) || len(call.Name) > wire.MaxRequestIDBytes:
 		return refuse("name: the tool name is not valid UTF-8 of at most 256 bytes")
 	case call.Name == ToolName:
 		return refuse("name: ask_user_questions is not gated; dispatch it with Dispatch")
-	case len(call.Arguments) > MaxArgumentsBytes:
-		return refuse(fmt.Sprintf("arguments: %d bytes exceeds the limit of %d", len(call.Arguments), MaxArgumentsBytes))
+	case len(call.Arguments) > wire.MaxArgumentsBytes:
+		return refuse(fmt.Sprintf("arguments: %d bytes exceeds the limit of %d", len(call.Arguments), wire.MaxArgumentsBytes))
 	}
 	if call.ID != "" {
 		if problem := requestIDProblem(call.ID); problem != "" {
@@ -171,7 +168,7 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}") // a call of a tool that takes no arguments
 	}
-	shown, err := compactJSON(args)
+	shown, err := jsonx.Compact(args)
 	argsOK := err == nil
 	canonical, _ := canonicalArguments(args)
 	var tree map[string]any
@@ -193,7 +190,7 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 			defaultRule = o.DefaultRule
 		}
 	}
-	byRule := func(out Outcome, g *Grant) ApprovalResult {
+	byRule := func(out Outcome, g *store.Grant) ApprovalResult {
 		r := ApprovalResult{Outcome: out, Rule: defaultRule, Grant: g}
 		if rule != nil {
 			r.Rule = rule.name()
@@ -234,7 +231,7 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 			return refuse(problem)
 		}
 	}
-	data := &ApprovalData{
+	data := &wire.ApprovalData{
 		RequestID: id,
 		Tool:      call.Name,
 		Arguments: shown,
@@ -242,7 +239,7 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 		ExpiresAt: now.Add(d.opts.Timeout).UTC(),
 	}
 	if !argsOK {
-		data.Arguments = json.RawMessage(jsonString(string(call.Arguments)))
+		data.Arguments = json.RawMessage(jsonx.String(string(call.Arguments)))
 		data.ArgumentsInvalid = true
 	}
 	if t := o.Tool; t != nil {
@@ -257,19 +254,19 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 		}
 		data.Reasons = d.policy.Reasons
 	}
-	data.Source = o.Source.shown()
+	data.Source = shownSource(o.Source)
 	if rule != nil && rule.Description != "" {
 		data.Description = rule.Description
 	}
-	if slices.Contains(data.Decisions, DecisionAlways) {
+	if slices.Contains(data.Decisions, wire.DecisionAlways) {
 		data.Always = alwaysText(call.Name, rule)
 		if rule != nil && rule.Always != nil {
 			data.Scope = rule.Always.Name
 		}
 	}
 	data.Digest = approvalDigest(call.Session, data, canonical)
-	rec := Record{Session: call.Session, Approval: data, AskedAt: now}
-	same := func(cur Record) bool {
+	rec := store.Record{Session: call.Session, Approval: data, AskedAt: now}
+	same := func(cur store.Record) bool {
 		if cur.Approval == nil || cur.Approval.Tool != call.Name {
 			return false
 		}
@@ -285,7 +282,7 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 		if rec.Approval == nil {
 			what = "names a question set"
 		}
-		return refuse(fmt.Sprintf("id: the tool-call id %q %s; make this call with its own id", truncate(id, 64), what))
+		return refuse(fmt.Sprintf("id: the tool-call id %q %s; make this call with its own id", jsonx.Truncate(id, 64), what))
 	}
 	return d.approvalResult(ctx, rec, err, call.Arguments)
 }
@@ -304,14 +301,14 @@ func (d *Dispatcher) decisionsFor(rule *Rule, argsOK bool) []string {
 			continue
 		}
 		switch {
-		case dec == DecisionAlways && (d.grants == nil || d.policy == nil),
-			!argsOK && (dec == DecisionApprove || dec == DecisionAlways):
+		case dec == wire.DecisionAlways && (d.grants == nil || d.policy == nil),
+			!argsOK && (dec == wire.DecisionApprove || dec == wire.DecisionAlways):
 			continue
 		}
 		out = append(out, dec)
 	}
 	if len(out) == 0 {
-		out = append(out, DecisionDeny) // the person can always refuse
+		out = append(out, wire.DecisionDeny) // the person can always refuse
 	}
 	return out
 }
@@ -319,7 +316,7 @@ func (d *Dispatcher) decisionsFor(rule *Rule, argsOK bool) []string {
 // approvalResult renders an ended approval for the host. A grant that an "always"
 // decision made is kept before the call returns (again, should the deciding dispatcher
 // have kept it already), so that the model's next call finds it.
-func (d *Dispatcher) approvalResult(ctx context.Context, rec Record, err error, original json.RawMessage) ApprovalResult {
+func (d *Dispatcher) approvalResult(ctx context.Context, rec store.Record, err error, original json.RawMessage) ApprovalResult {
 	r := ApprovalResult{Outcome: rec.Outcome, RequestID: rec.RequestID(), Err: err}
 	if dec := rec.Decision; dec != nil {
 		r.Decision = *dec
@@ -347,38 +344,38 @@ func (d *Dispatcher) approvalResult(ctx context.Context, rec Record, err error, 
 // gated runs call through the gate and, when it may run, through next: one call for
 // the observer, the tool's run within it.
 func (d *Dispatcher) gated(ctx context.Context, call ToolCall, next ToolFunc) (string, error) {
-	ctx, e := d.begin(ctx, CallInfo{Kind: KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
+	ctx, e := d.begin(ctx, observe.CallInfo{Kind: store.KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
 	defer e.unended()
 	r := d.approve(ctx, call, nil)
 	if !r.Allowed() {
 		content := r.Content("")
-		e.end(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: true, Err: r.Err, Content: content})
-		return content, &ResultError{Result: Result{Content: content, Outcome: r.Outcome, RequestID: r.RequestID, Problems: r.Problems, Err: r.Err}}
+		e.end(observe.CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: true, Err: r.Err, Content: content})
+		return content, &resultError{r.Err}
 	}
 	run := call
 	run.Arguments = r.Arguments
-	e.sofar, e.tool = CallEnd{RequestID: r.RequestID, Outcome: r.Outcome}, call.Name
+	e.sofar, e.tool = observe.CallEnd{RequestID: r.RequestID, Outcome: r.Outcome}, call.Name
 	out, err := next(ctx, run)
 	content := r.Content(out)
-	e.end(CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: err != nil, Err: err, Content: content})
+	e.end(observe.CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: err != nil, Err: err, Content: content})
 	return content, err
 }
 
 // handleDecision takes a device's decision on an approval.
-func (d *Dispatcher) handleDecision(ctx context.Context, ev Event) error {
+func (d *Dispatcher) handleDecision(ctx context.Context, ev wire.Event) error {
 	if len(ev.Data) == 0 {
-		return fmt.Errorf("%w: %s without data", ErrMalformedEvent, EventApprovalResult)
+		return fmt.Errorf("%w: %s without data", wire.ErrMalformedEvent, wire.EventApprovalResult)
 	}
-	if len(ev.Data) > MaxArgumentsBytes+maxReasonLength*4+4096 {
-		return fmt.Errorf("%w: %s data of %d bytes is too long", ErrMalformedEvent, EventApprovalResult, len(ev.Data))
+	if len(ev.Data) > wire.MaxArgumentsBytes+maxReasonLength*4+4096 {
+		return fmt.Errorf("%w: %s data of %d bytes is too long", wire.ErrMalformedEvent, wire.EventApprovalResult, len(ev.Data))
 	}
 	data, err := decodeApprovalResultData(ev.Data)
 	if err != nil {
 		return err
 	}
 	rec, err := d.store.Get(ctx, ev.SessionID, data.RequestID)
-	if errors.Is(err, ErrNotPending) || err == nil && (rec.Outcome != 0 || rec.Approval == nil) {
-		return ErrNotPending
+	if errors.Is(err, wire.ErrNotPending) || err == nil && (rec.Outcome != 0 || rec.Approval == nil) {
+		return wire.ErrNotPending
 	}
 	if err != nil {
 		return fmt.Errorf("askuser: reading the approval: %w", err)
@@ -389,15 +386,15 @@ func (d *Dispatcher) handleDecision(ctx context.Context, ev Event) error {
 	}
 	dec.By, dec.Via, dec.At = ev.User, ev.Via, time.Now()
 	switch dec.Decision {
-	case DecisionApprove:
+	case wire.DecisionApprove:
 		rec.Outcome = Approved
-	case DecisionDeny:
+	case wire.DecisionDeny:
 		rec.Outcome = Denied
-	case DecisionEdit:
+	case wire.DecisionEdit:
 		rec.Outcome = Edited
-	case DecisionAlways:
+	case wire.DecisionAlways:
 		rec.Outcome = Approved
-		dec.Grant = &Grant{Session: rec.Session, ID: rec.Approval.RequestID, Tool: rec.Approval.Tool, Scope: rec.Approval.Scope, Covers: rec.Approval.Always, By: dec.By, At: dec.At}
+		dec.Grant = &store.Grant{Session: rec.Session, ID: rec.Approval.RequestID, Tool: rec.Approval.Tool, Scope: rec.Approval.Scope, Covers: rec.Approval.Always, By: dec.By, At: dec.At}
 	}
 	rec.Decision = &dec
 	won, err := d.end(ctx, rec, nil)
@@ -406,23 +403,23 @@ func (d *Dispatcher) handleDecision(ctx context.Context, ev Event) error {
 		return fmt.Errorf("askuser: recording the decision: %w", err)
 	}
 	if !won {
-		return ErrNotPending
+		return wire.ErrNotPending
 	}
 	return nil
 }
 
 // audit reports an ended approval to the observer, and keeps the grant an "always"
 // decision made.
-func (d *Dispatcher) audit(rec Record) {
+func (d *Dispatcher) audit(rec store.Record) {
 	dec := rec.Decision
 	if dec.Grant != nil && d.grants != nil {
 		_ = d.grants.PutGrant(context.Background(), *dec.Grant)
 	}
-	if d.obs == nil && d.log == nil {
+	if d.obs == nil {
 		return
 	}
 	a := rec.Approval
-	d.observe(context.Background(), Observation{What: ObservedDecision, Session: rec.Session, RequestID: a.RequestID, Kind: KindApproval, Outcome: rec.Outcome, Carrier: rec.Carrier, Audit: &Audit{
+	d.observe(context.Background(), observe.Observation{Event: observe.Decided, Session: rec.Session, RequestID: a.RequestID, Kind: store.KindApproval, Outcome: rec.Outcome, Carrier: rec.Carrier, Audit: &observe.Audit{
 		Session: rec.Session, RequestID: a.RequestID, Tool: a.Tool, Arguments: a.Arguments, Description: a.Description,
 		Outcome: rec.Outcome, Decision: dec.Decision, Reason: dec.Reason, Edited: dec.Arguments, Grant: dec.Grant,
 		AskedAt: rec.AskedAt, DecidedAt: dec.At, By: dec.By, Via: dec.Via,
@@ -431,39 +428,29 @@ func (d *Dispatcher) audit(rec Record) {
 
 // auditRule reports a call decided by a rule or a grant, without asking.
 func (d *Dispatcher) auditRule(ctx context.Context, call ToolCall, asked time.Time, r ApprovalResult) {
-	if d.obs == nil && d.log == nil {
+	if d.obs == nil {
 		return
 	}
-	args, err := compactJSON(call.Arguments)
+	args, err := jsonx.Compact(call.Arguments)
 	if err != nil {
-		args = json.RawMessage(jsonString(string(call.Arguments)))
+		args = json.RawMessage(jsonx.String(string(call.Arguments)))
 	}
-	d.observe(ctx, Observation{What: ObservedDecision, Session: call.Session, Kind: KindApproval, Outcome: r.Outcome, Audit: &Audit{
+	d.observe(ctx, observe.Observation{Event: observe.Decided, Session: call.Session, Kind: store.KindApproval, Outcome: r.Outcome, Audit: &observe.Audit{
 		Session: call.Session, Tool: call.Name, Arguments: args, Outcome: r.Outcome,
 		Rule: r.Rule, Grant: r.Grant, AskedAt: asked, DecidedAt: time.Now(),
 	}})
 }
 
-// Grants returns the session's grants: the "always" decisions whose later calls run
-// without asking. Without a store that keeps grants it returns none.
-func (d *Dispatcher) Grants(ctx context.Context, session SessionID) ([]Grant, error) {
-	if d.grants == nil {
-		return nil, nil
-	}
-	return d.grants.Grants(ctx, session)
+// Grants returns the grants of the dispatcher's store: the "always" decisions whose
+// later calls run without asking, for a host to list them, and to revoke them so that
+// the calls they covered are asked about again, on every dispatcher sharing the store.
+// It is nil when the store keeps no grants (then "always" is not offered).
+func (d *Dispatcher) Grants() store.GrantStore {
+	return d.grants
 }
 
-// RevokeGrant removes the session's grant id, so that the calls it covered are asked
-// about again, on every dispatcher sharing the store; it reports whether there was one.
-func (d *Dispatcher) RevokeGrant(ctx context.Context, session SessionID, id string) (bool, error) {
-	if d.grants == nil {
-		return false, nil
-	}
-	return d.grants.RevokeGrant(ctx, session, id)
-}
-
-// clone returns a copy of a that shares nothing mutable with it.
-func (a ApprovalData) clone() ApprovalData {
+// cloneApproval returns a copy of a that shares nothing mutable with it.
+func cloneApproval(a wire.ApprovalData) wire.ApprovalData {
 	a.Arguments = bytes.Clone(a.Arguments)
 	a.ArgumentsSchema = bytes.Clone(a.ArgumentsSchema)
 	a.Decisions = slices.Clone(a.Decisions)
@@ -472,6 +459,20 @@ func (a ApprovalData) clone() ApprovalData {
 		src := *a.Source
 		src.Hints = maps.Clone(src.Hints)
 		a.Source = &src
+	}
+	return a
+}
+
+// cloneAsk returns a copy of a that shares nothing mutable with it.
+func cloneAsk(a wire.AskData) wire.AskData {
+	a.Metadata = bytes.Clone(a.Metadata)
+	if a.Questions != nil {
+		qs := make([]Question, len(a.Questions))
+		for i, q := range a.Questions {
+			q.Options = slices.Clone(q.Options)
+			qs[i] = q
+		}
+		a.Questions = qs
 	}
 	return a
 }

@@ -17,6 +17,9 @@ import (
 
 	. "github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // The approval half: a host's own tool calls gated by a Policy, decided on any device.
@@ -38,16 +41,16 @@ func demoPolicy() *Policy {
 // auditLog collects the audit records a dispatcher reports.
 type auditLog struct {
 	mu   sync.Mutex
-	recs []Audit
+	recs []observe.Audit
 }
 
-func (l *auditLog) add(a Audit) {
+func (l *auditLog) add(a observe.Audit) {
 	l.mu.Lock()
 	l.recs = append(l.recs, a)
 	l.mu.Unlock()
 }
 
-func (l *auditLog) all() []Audit {
+func (l *auditLog) all() []observe.Audit {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.recs)
@@ -67,7 +70,7 @@ func approvalPending(t testing.TB, d *Dispatcher, session SessionID, id, tool, a
 	t.Helper()
 	ch := approveAsync(context.Background(), d, session, id, tool, args)
 	deadline := time.Now().Add(10 * time.Second)
-	for i := 0; !slices.ContainsFunc(d.PendingApprovals(session), func(a ApprovalData) bool { return a.RequestID == id }); i++ {
+	for i := 0; !slices.ContainsFunc(d.PendingApprovals(session), func(a wire.ApprovalData) bool { return a.RequestID == id }); i++ {
 		if time.Now().After(deadline) {
 			t.Fatalf("approval %s never pending", id)
 		}
@@ -80,8 +83,8 @@ func approvalPending(t testing.TB, d *Dispatcher, session SessionID, id, tool, a
 	return ch
 }
 
-func decisionEvent(session SessionID, data ApprovalResultData) Event {
-	ev, err := NewEvent(EventApprovalResult, session, data)
+func decisionEvent(session SessionID, data wire.ApprovalResultData) wire.Event {
+	ev, err := wire.NewEvent(wire.EventApprovalResult, session, data)
 	if err != nil {
 		panic(err)
 	}
@@ -103,20 +106,20 @@ func TestApprovalEveryWayOut(t *testing.T) {
 		want end
 	}{
 		{"approved", Options{}, func(t *testing.T, d *Dispatcher, dev, other *askusertest.Device, s SessionID, _ context.CancelFunc) {
-			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "call", Decision: DecisionApprove})))
-		}, end{Approved, "ran", nil, DecisionApprove}},
+			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "call", Decision: wire.DecisionApprove})))
+		}, end{Approved, "ran", nil, wire.DecisionApprove}},
 		{"edited", Options{}, func(t *testing.T, d *Dispatcher, dev, other *askusertest.Device, s SessionID, _ context.CancelFunc) {
-			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "call", Decision: DecisionEdit, Arguments: json.RawMessage(`{ "name" : "feature/old" }`)})))
-		}, end{Edited, `{"notice": "The user edited the arguments of this tool call before it ran: it ran with the arguments given here, not with yours.", "arguments": {"name":"feature/old"}, "result": "ran"}`, nil, DecisionEdit}},
+			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "call", Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{ "name" : "feature/old" }`)})))
+		}, end{Edited, `{"notice": "The user edited the arguments of this tool call before it ran: it ran with the arguments given here, not with yours.", "arguments": {"name":"feature/old"}, "result": "ran"}`, nil, wire.DecisionEdit}},
 		{"denied with a reason", Options{}, func(t *testing.T, d *Dispatcher, dev, other *askusertest.Device, s SessionID, _ context.CancelFunc) {
-			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "call", Decision: DecisionDeny, Reason: "Wrong branch"})))
-		}, end{Denied, `{"error": "The user denied this tool call; the tool did not run. Do not call it again unless the user asks you to.", "reason": "Wrong branch"}`, ErrDenied, DecisionDeny}},
+			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "call", Decision: wire.DecisionDeny, Reason: "Wrong branch"})))
+		}, end{Denied, `{"error": "The user denied this tool call; the tool did not run. Do not call it again unless the user asks you to.", "reason": "Wrong branch"}`, ErrDenied, wire.DecisionDeny}},
 		{"denied", Options{}, func(t *testing.T, d *Dispatcher, dev, other *askusertest.Device, s SessionID, _ context.CancelFunc) {
-			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "call", Decision: DecisionDeny})))
-		}, end{Denied, `{"error": "The user denied this tool call; the tool did not run. Do not call it again unless the user asks you to."}`, ErrDenied, DecisionDeny}},
+			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "call", Decision: wire.DecisionDeny})))
+		}, end{Denied, `{"error": "The user denied this tool call; the tool did not run. Do not call it again unless the user asks you to."}`, ErrDenied, wire.DecisionDeny}},
 		{"always", Options{}, func(t *testing.T, d *Dispatcher, dev, other *askusertest.Device, s SessionID, _ context.CancelFunc) {
-			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "call", Decision: DecisionAlways})))
-		}, end{Approved, "ran", nil, DecisionAlways}},
+			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "call", Decision: wire.DecisionAlways})))
+		}, end{Approved, "ran", nil, wire.DecisionAlways}},
 		{"timed out", Options{Timeout: time.Minute}, func(t *testing.T, d *Dispatcher, dev, other *askusertest.Device, s SessionID, _ context.CancelFunc) {
 			time.Sleep(2 * time.Minute)
 		}, end{TimedOut, `{"error": "The user did not decide on this tool call before the timeout, so the tool did not run. This is not a refusal: do not call it again unless the user asks you to."}`, ErrTimeout, ""}},
@@ -140,7 +143,7 @@ func TestApprovalEveryWayOut(t *testing.T) {
 				var log auditLog
 				opts := tc.opts
 				opts.Policy = demoPolicy()
-				opts.Observer = Hooks{OnAudit: log.add}
+				opts.Observer = observe.Hooks{OnAudit: log.add}
 				d, mt := newTestDispatcher(&opts)
 				defer d.Close()
 				s := IntSession(7)
@@ -165,7 +168,7 @@ func TestApprovalEveryWayOut(t *testing.T) {
 					c, err := tool(ctx, ToolCall{Session: s, ID: "call", Name: "delete_branch", Arguments: json.RawMessage(args)})
 					ch <- out{c, err}
 				}()
-				_, asked := recv[ApprovalData](t, dev, EventApproval)
+				_, asked := recv[wire.ApprovalData](t, dev, wire.EventApproval)
 				assert.Equal(t, "delete_branch", asked.Tool)
 				assert.JSONEq(t, args, string(asked.Arguments))
 				assert.Equal(t, []string{"approve", "deny", "edit", "always"}, asked.Decisions)
@@ -174,7 +177,7 @@ func TestApprovalEveryWayOut(t *testing.T) {
 				assert.Equal(t, "deleting branches named feature/*, in this session", asked.Always)
 				assert.Equal(t, []string{"Not now", "Wrong branch"}, asked.Reasons)
 				assert.NotEmpty(t, asked.Digest)
-				recv[ApprovalData](t, other, EventApproval)
+				recv[wire.ApprovalData](t, other, wire.EventApproval)
 
 				tc.act(t, d, dev, other, s, cancel)
 				got := <-ch
@@ -201,9 +204,9 @@ func TestApprovalEveryWayOut(t *testing.T) {
 
 				// Every device still there is told how it ended.
 				if tc.want.outcome != Disconnected {
-					_, res := recv[ApprovalResolvedData](t, other, EventApprovalResolved)
+					_, res := recv[wire.ApprovalResolvedData](t, other, wire.EventApprovalResolved)
 					assert.Equal(t, tc.want.outcome, res.Outcome)
-					if tc.want.decision == DecisionAlways {
+					if tc.want.decision == wire.DecisionAlways {
 						assert.Equal(t, "deleting branches named feature/*, in this session", res.Grant)
 					}
 				}
@@ -236,9 +239,9 @@ func TestApprovalEveryWayOut(t *testing.T) {
 						assert.Equal(t, "Wrong branch", a.Reason)
 					}
 				}
-				if tc.want.decision == DecisionAlways {
+				if tc.want.decision == wire.DecisionAlways {
 					require.NotNil(t, a.Grant)
-					assert.Equal(t, Grant{Session: s, ID: "call", Tool: "delete_branch", Scope: "feature branches", Covers: "deleting branches named feature/*, in this session", By: "alice", At: a.Grant.At}, *a.Grant)
+					assert.Equal(t, store.Grant{Session: s, ID: "call", Tool: "delete_branch", Scope: "feature branches", Covers: "deleting branches named feature/*, in this session", By: "alice", At: a.Grant.At}, *a.Grant)
 				}
 			})
 		})
@@ -247,7 +250,7 @@ func TestApprovalEveryWayOut(t *testing.T) {
 
 func TestPolicyRules(t *testing.T) {
 	var log auditLog
-	d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Observer: Hooks{OnAudit: log.add}, Timeout: time.Hour})
+	d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Observer: observe.Hooks{OnAudit: log.add}, Timeout: time.Hour})
 	defer d.Close()
 	s := IntSession(1)
 	dev := mt.Connect(s)
@@ -265,17 +268,17 @@ func TestPolicyRules(t *testing.T) {
 	assert.Equal(t, `{"error": "This tool call is not allowed here; the tool did not run. Do not call it again."}`, r.Content("ignored"))
 	// Unmatched: the Default, ask.
 	ch := approvalPending(t, d, s, "c3", "unknown_tool", `{}`)
-	_, a := recv[ApprovalData](t, dev, EventApproval)
+	_, a := recv[wire.ApprovalData](t, dev, wire.EventApproval)
 	assert.Equal(t, "unknown_tool", a.Tool)
 	assert.Equal(t, []string{"approve", "deny", "edit", "always"}, a.Decisions)
 	assert.Equal(t, "every call of unknown_tool in this session", a.Always)
-	require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "c3", Decision: DecisionApprove})))
+	require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "c3", Decision: wire.DecisionApprove})))
 	assert.Equal(t, Approved, (<-ch).Outcome)
-	recv[ApprovalResolvedData](t, dev, EventApprovalResolved)
+	recv[wire.ApprovalResolvedData](t, dev, wire.EventApprovalResolved)
 
 	recs := log.all()
 	require.Len(t, recs, 3)
-	assert.Equal(t, Audit{Session: s, Tool: "list_files", Arguments: json.RawMessage(`{}`), Outcome: Approved, Rule: "list_files", AskedAt: recs[0].AskedAt, DecidedAt: recs[0].DecidedAt}, recs[0])
+	assert.Equal(t, observe.Audit{Session: s, Tool: "list_files", Arguments: json.RawMessage(`{}`), Outcome: Approved, Rule: "list_files", AskedAt: recs[0].AskedAt, DecidedAt: recs[0].DecidedAt}, recs[0])
 	assert.Equal(t, "drop_*", recs[1].Rule)
 	assert.Equal(t, Denied, recs[1].Outcome)
 
@@ -301,14 +304,14 @@ func TestArgumentsNotJSONAreNeverAllowed(t *testing.T) {
 	s := IntSession(1)
 	dev := mt.Connect(s)
 	ch := approvalPending(t, d, s, "bad", "list_files", `{"path": "/tmp"`)
-	_, a := recv[ApprovalData](t, dev, EventApproval)
+	_, a := recv[wire.ApprovalData](t, dev, wire.EventApproval)
 	assert.True(t, a.ArgumentsInvalid)
 	assert.Equal(t, `"{\"path\": \"/tmp\""`, string(a.Arguments))
 	assert.Equal(t, []string{"deny", "edit"}, a.Decisions)
-	err := dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "bad", Decision: DecisionApprove}))
-	var ae *AnswerError
+	err := dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "bad", Decision: wire.DecisionApprove}))
+	var ae *wire.AnswerError
 	require.ErrorAs(t, err, &ae, "approve is not offered")
-	require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "bad", Decision: DecisionEdit, Arguments: json.RawMessage(`{"path":"/tmp"}`)})))
+	require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "bad", Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"path":"/tmp"}`)})))
 	r := <-ch
 	assert.Equal(t, Edited, r.Outcome)
 	assert.Equal(t, `{"path":"/tmp"}`, string(r.Arguments))
@@ -327,7 +330,7 @@ func TestPredicateRules(t *testing.T) {
 	assert.Equal(t, Approved, d.Approve(context.Background(), ToolCall{Session: s, Name: "delete_branch", Arguments: json.RawMessage(`{"name":"scratch"}`)}).Outcome)
 	assert.Equal(t, Denied, d.Approve(context.Background(), ToolCall{Session: s, Name: "delete_branch", Arguments: json.RawMessage(`{"name":"main"}`)}).Outcome)
 	ch := approvalPending(t, d, s, "x", "delete_branch", `{"name":"other"}`)
-	recv[ApprovalData](t, dev, EventApproval)
+	recv[wire.ApprovalData](t, dev, wire.EventApproval)
 	d.CancelSession(s)
 	assert.Equal(t, Cancelled, (<-ch).Outcome)
 }
@@ -336,13 +339,13 @@ func TestPredicateRules(t *testing.T) {
 // this dispatcher; one it does not cover is asked; a revoked grant asks again.
 func TestGrants(t *testing.T) {
 	var log auditLog
-	d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Observer: Hooks{OnAudit: log.add}, Timeout: time.Hour})
+	d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Observer: observe.Hooks{OnAudit: log.add}, Timeout: time.Hour})
 	defer d.Close()
 	s := StringSession("s")
 	dev := mt.Connect(s)
 	ch := approvalPending(t, d, s, "first", "delete_branch", `{"name":"feature/a"}`)
-	recv[ApprovalData](t, dev, EventApproval)
-	require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "first", Decision: DecisionAlways})))
+	recv[wire.ApprovalData](t, dev, wire.EventApproval)
+	require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "first", Decision: wire.DecisionAlways})))
 	r := <-ch
 	require.Equal(t, Approved, r.Outcome)
 	require.NotNil(t, r.Grant)
@@ -358,11 +361,11 @@ func TestGrants(t *testing.T) {
 	assert.Equal(t, Cancelled, (<-other).Outcome)
 	// Outside the grant's narrower scope: asked.
 	outside := approvalPending(t, d, s, "third", "delete_branch", `{"name":"release/1"}`)
-	recv[ApprovalResolvedData](t, dev, EventApprovalResolved)
-	recv[ApprovalData](t, dev, EventApproval)
+	recv[wire.ApprovalResolvedData](t, dev, wire.EventApprovalResolved)
+	recv[wire.ApprovalData](t, dev, wire.EventApproval)
 	d.CancelSession(s)
 	assert.Equal(t, Cancelled, (<-outside).Outcome)
-	recv[ApprovalResolvedData](t, dev, EventApprovalResolved)
+	recv[wire.ApprovalResolvedData](t, dev, wire.EventApprovalResolved)
 
 	grants, err := d.Grants(context.Background(), s)
 	require.NoError(t, err)
@@ -371,11 +374,11 @@ func TestGrants(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok)
 	again := approvalPending(t, d, s, "fourth", "delete_branch", `{"name":"feature/c"}`)
-	recv[ApprovalData](t, dev, EventApproval)
+	recv[wire.ApprovalData](t, dev, wire.EventApproval)
 	d.CancelSession(s)
 	assert.Equal(t, Cancelled, (<-again).Outcome)
 
-	var byGrant []Audit
+	var byGrant []observe.Audit
 	for _, a := range log.all() {
 		if a.Grant != nil && a.Decision == "" {
 			byGrant = append(byGrant, a)
@@ -392,17 +395,17 @@ func TestApprovalBinding(t *testing.T) {
 	s := IntSession(3)
 	dev := mt.Connect(s)
 	ch := approvalPending(t, d, s, "b1", "delete_branch", `{"name":"x"}`)
-	_, a := recv[ApprovalData](t, dev, EventApproval)
+	_, a := recv[wire.ApprovalData](t, dev, wire.EventApproval)
 
 	// Another digest: refused as not pending, the approval stays.
-	err := dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "b1", Decision: DecisionApprove, Digest: "0123"}))
-	assert.ErrorIs(t, err, ErrNotPending)
+	err := dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "b1", Decision: wire.DecisionApprove, Digest: "0123"}))
+	assert.ErrorIs(t, err, wire.ErrNotPending)
 	// A decision for an unknown id, or an answer for the approval's: not pending.
-	assert.ErrorIs(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "nope", Decision: DecisionApprove})), ErrNotPending)
-	assert.ErrorIs(t, dev.Send(context.Background(), answerEvent(s, "b1", "Vue")), ErrNotPending)
+	assert.ErrorIs(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "nope", Decision: wire.DecisionApprove})), wire.ErrNotPending)
+	assert.ErrorIs(t, dev.Send(context.Background(), answerEvent(s, "b1", "Vue")), wire.ErrNotPending)
 	// An edit that the schema refuses: refused with its problems, the approval stays open.
-	err = dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "b1", Decision: DecisionEdit, Arguments: json.RawMessage(`{"name":"","force":true}`)}))
-	var ae *AnswerError
+	err = dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "b1", Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"name":"","force":true}`)}))
+	var ae *wire.AnswerError
 	require.ErrorAs(t, err, &ae)
 	assert.NotEmpty(t, ae.Problems)
 	assert.Equal(t, ErrorCodeOf(err), "invalid_answer")
@@ -414,16 +417,16 @@ func TestApprovalBinding(t *testing.T) {
 		`{"requestId":"b1","decision":"edit"}`,
 		`{"requestId":"b1","decision":"edit","arguments":"{not json"}`,
 	} {
-		err := dev.Send(context.Background(), Event{Type: EventApprovalResult, Data: json.RawMessage(bad)})
+		err := dev.Send(context.Background(), wire.Event{Type: wire.EventApprovalResult, Data: json.RawMessage(bad)})
 		assert.ErrorAs(t, err, &ae, bad)
 	}
 	for _, bad := range []string{`{"requestId":"b1"}`, `{"decision":"approve"}`, `{"requestId":"b1","decision":"approve","extra":1}`, `[]`, `{"requestId":1,"decision":"approve"}`} {
-		err := dev.Send(context.Background(), Event{Type: EventApprovalResult, Data: json.RawMessage(bad)})
-		assert.ErrorIs(t, err, ErrMalformedEvent, bad)
+		err := dev.Send(context.Background(), wire.Event{Type: wire.EventApprovalResult, Data: json.RawMessage(bad)})
+		assert.ErrorIs(t, err, wire.ErrMalformedEvent, bad)
 	}
 	// The digest of this very approval is taken; a second decision is not pending.
-	require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "b1", Decision: DecisionApprove, Digest: a.Digest})))
-	assert.ErrorIs(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "b1", Decision: DecisionDeny})), ErrNotPending)
+	require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "b1", Decision: wire.DecisionApprove, Digest: a.Digest})))
+	assert.ErrorIs(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "b1", Decision: wire.DecisionDeny})), wire.ErrNotPending)
 	assert.Equal(t, Approved, (<-ch).Outcome)
 }
 
@@ -432,7 +435,7 @@ func TestApprovalBinding(t *testing.T) {
 func TestApprovalSameIDJoins(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		asks := 0
-		d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Timeout: time.Hour, Observer: Hooks{OnAsk: func(Asked) { asks++ }}})
+		d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Timeout: time.Hour, Observer: observe.Hooks{OnAsk: func(observe.Observation) { asks++ }}})
 		defer d.Close()
 		s := IntSession(4)
 		dev := mt.Connect(s)
@@ -441,13 +444,13 @@ func TestApprovalSameIDJoins(t *testing.T) {
 		second := approveAsync(context.Background(), d, s, "j", "delete_branch", `{ "name" : "x" }`) // the same, spelt otherwise
 		synctest.Wait()
 		assert.Equal(t, 1, asks, "asked once")
-		recv[ApprovalData](t, dev, EventApproval)
+		recv[wire.ApprovalData](t, dev, wire.EventApproval)
 		other := d.Approve(context.Background(), ToolCall{Session: s, ID: "j", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"y"}`)})
 		assert.Equal(t, Invalid, other.Outcome)
 		assert.Contains(t, other.Content(""), "names a request for another tool call")
 		q := d.Dispatch(context.Background(), ToolCall{Session: s, ID: "j", Name: ToolName, Arguments: json.RawMessage(oneQuestion)})
 		assert.Equal(t, Invalid, q.Outcome, "a question set cannot take an approval's id")
-		require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "j", Decision: DecisionDeny, Reason: "no"})))
+		require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "j", Decision: wire.DecisionDeny, Reason: "no"})))
 		a, b := <-first, <-second
 		assert.Equal(t, Denied, a.Outcome)
 		assert.Equal(t, Denied, b.Outcome)
@@ -478,8 +481,8 @@ func TestParallelToolCalls(t *testing.T) {
 	}
 	assert.Equal(t, "ran list_files", <-results[1], "runs while its sibling waits")
 	assert.Contains(t, <-results[2], "not allowed here")
-	recv[ApprovalData](t, dev, EventApproval)
-	require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "p1", Decision: DecisionApprove})))
+	recv[wire.ApprovalData](t, dev, wire.EventApproval)
+	require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "p1", Decision: wire.DecisionApprove})))
 	assert.Equal(t, "ran delete_branch", <-results[0])
 }
 
@@ -496,7 +499,7 @@ func TestApprovalRacesQuestion(t *testing.T) {
 		wg.Add(3)
 		go func() {
 			defer wg.Done()
-			_ = dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "a", Decision: DecisionApprove}))
+			_ = dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "a", Decision: wire.DecisionApprove}))
 		}()
 		go func() {
 			defer wg.Done()
@@ -545,9 +548,9 @@ func TestApproveWithoutPolicy(t *testing.T) {
 	assert.Equal(t, "ran", out)
 	assert.NoError(t, err)
 	ch := approvalPending(t, d, s, "np", "rm", `{}`)
-	_, a := recv[ApprovalData](t, dev, EventApproval)
+	_, a := recv[wire.ApprovalData](t, dev, wire.EventApproval)
 	assert.Equal(t, []string{"approve", "deny", "edit"}, a.Decisions, "no policy to match a grant by: no always")
-	require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "np", Decision: DecisionApprove})))
+	require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "np", Decision: wire.DecisionApprove})))
 	assert.Equal(t, Approved, (<-ch).Outcome)
 }
 
@@ -561,7 +564,7 @@ func TestApprovalRefusedBeforeAsking(t *testing.T) {
 		{Session: s, Name: ToolName},
 		{Session: s, Name: "x", ID: strings.Repeat("i", 300)},
 		{Session: s, Name: "x", ID: "\xff"},
-		{Session: s, Name: "x", Arguments: json.RawMessage(strings.Repeat(" ", MaxArgumentsBytes+1))},
+		{Session: s, Name: "x", Arguments: json.RawMessage(strings.Repeat(" ", wire.MaxArgumentsBytes+1))},
 	} {
 		r := d.Approve(context.Background(), call)
 		assert.Equal(t, Invalid, r.Outcome, "%+v", call)
@@ -606,7 +609,7 @@ func FuzzApprovalResult(f *testing.F) {
 		defer d.Close()
 		s := IntSession(9)
 		ch := approvalPending(t, d, s, "r1", "delete_branch", `{"name":"feature/x"}`)
-		err := d.HandleEvent(context.Background(), Event{Type: EventApprovalResult, SessionID: s, Data: data})
+		err := d.HandleEvent(context.Background(), wire.Event{Type: wire.EventApprovalResult, SessionID: s, Data: data})
 		if err != nil {
 			if code := ErrorCodeOf(err); code == "internal" {
 				t.Fatalf("uncoded error: %v", err)
@@ -614,7 +617,7 @@ func FuzzApprovalResult(f *testing.F) {
 			if len(d.PendingApprovals(s)) != 1 {
 				t.Fatalf("a refused decision ended the approval: %v", err)
 			}
-			wire, werr := ErrorEvent(s, "r1", err).Encode()
+			wire, werr := wire.ErrorEvent(s, "r1", err).Encode()
 			if werr != nil {
 				t.Fatal(werr)
 			}
@@ -623,7 +626,7 @@ func FuzzApprovalResult(f *testing.F) {
 			}
 			return
 		}
-		if id := (Event{Data: data}).RequestID(); id != "r1" {
+		if id := (wire.Event{Data: data}).RequestID(); id != "r1" {
 			t.Fatalf("a decision that transports read as for %q ended r1", id)
 		}
 		r := <-ch
@@ -648,7 +651,7 @@ func TestDecisionTable(t *testing.T) {
 			defer d.Close()
 			s := IntSession(123)
 			ch := approvalPending(t, d, s, "r1", "delete_branch", DecisionArgs)
-			ev, err := ParseEvent([]byte(tc.Msg))
+			ev, err := wire.ParseEvent([]byte(tc.Msg))
 			if err == nil {
 				ev.SessionID = s
 				err = d.HandleEvent(context.Background(), ev)
@@ -674,20 +677,20 @@ func TestDecisionTable(t *testing.T) {
 func TestApprovalEndsRace(t *testing.T) {
 	for round := 0; round < 300; round++ {
 		var log auditLog
-		d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Timeout: time.Hour, Observer: Hooks{OnAudit: log.add}})
+		d, mt := newTestDispatcher(&Options{Policy: demoPolicy(), Timeout: time.Hour, Observer: observe.Hooks{OnAudit: log.add}})
 		s := IntSession(int64(round))
 		a, b := mt.ConnectAs(s, "a"), mt.ConnectAs(s, "b")
 		ctx, cancel := context.WithCancel(context.Background())
 		ch := approveAsync(ctx, d, s, "r", "delete_branch", `{"name":"x"}`)
-		recv[ApprovalData](t, a, EventApproval)
-		recv[ApprovalData](t, b, EventApproval)
+		recv[wire.ApprovalData](t, a, wire.EventApproval)
+		recv[wire.ApprovalData](t, b, wire.EventApproval)
 		var wg sync.WaitGroup
 		acts := []func(){
 			func() {
-				_ = a.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "r", Decision: DecisionApprove}))
+				_ = a.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "r", Decision: wire.DecisionApprove}))
 			},
 			func() {
-				_ = b.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "r", Decision: DecisionDeny, Reason: "no"}))
+				_ = b.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "r", Decision: wire.DecisionDeny, Reason: "no"}))
 			},
 			func() { d.CancelSession(s) },
 			cancel,
@@ -706,7 +709,7 @@ func TestApprovalEndsRace(t *testing.T) {
 			t.Fatalf("round %d: ended %v", round, r.Outcome)
 		}
 		for _, dev := range []*askusertest.Device{a, b} {
-			_, res := recv[ApprovalResolvedData](t, dev, EventApprovalResolved)
+			_, res := recv[wire.ApprovalResolvedData](t, dev, wire.EventApprovalResolved)
 			if res.Outcome != r.Outcome {
 				t.Fatalf("round %d: a device was told %v, the call got %v", round, res.Outcome, r.Outcome)
 			}
@@ -753,11 +756,11 @@ func TestRunTools(t *testing.T) {
 		cancel()
 		require.NoError(t, err)
 		switch ev.Type {
-		case EventAsk:
+		case wire.EventAsk:
 			require.NoError(t, dev.Send(context.Background(), answerEvent(s, "t1", "Vue")))
 			handled++
-		case EventApproval:
-			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, ApprovalResultData{RequestID: "t3", Decision: DecisionEdit, Arguments: json.RawMessage(`{"name":"b"}`)})))
+		case wire.EventApproval:
+			require.NoError(t, dev.Send(context.Background(), decisionEvent(s, wire.ApprovalResultData{RequestID: "t3", Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"name":"b"}`)})))
 			handled++
 		}
 	}
@@ -806,7 +809,7 @@ func TestApproveWith(t *testing.T) {
 	assert.Equal(t, Denied, denyAll.ApproveWith(ctx, ToolCall{Session: s, Name: "read_file", Arguments: json.RawMessage(`{}`)}, allowOpts).Outcome, "Policy.Default deny still denies")
 
 	// The host's Ask rule first, with the source on the card.
-	src := &ToolSource{Server: strings.Repeat("é", 300) + "\xff", Title: "Read a secret", Hints: map[string]bool{"readOnly": true, "destructive": false, strings.Repeat("x", 40): true}}
+	src := &wire.ToolSource{Server: strings.Repeat("é", 300) + "\xff", Title: "Read a secret", Hints: map[string]bool{"readOnly": true, "destructive": false, strings.Repeat("x", 40): true}}
 	for i := range 10 {
 		src.Hints[string(rune('a'+i))] = true
 	}
@@ -817,7 +820,7 @@ func TestApproveWith(t *testing.T) {
 			Tool: &Tool{Description: "Reads a secret", Schema: json.RawMessage(`{"type":"object","properties":{"k":{"type":"string","maxLength":1}}}`)},
 		})
 	}()
-	ev, a := recv[ApprovalData](t, dev, EventApproval)
+	ev, a := recv[wire.ApprovalData](t, dev, wire.EventApproval)
 	require.NotNil(t, a.Source)
 	assert.Equal(t, strings.Repeat("é", 200)+"…", a.Source.Server)
 	assert.Equal(t, "Read a secret", a.Source.Title)
@@ -826,10 +829,10 @@ func TestApproveWith(t *testing.T) {
 	assert.Equal(t, "Reads a secret", a.Description)
 	assert.Contains(t, string(ev.Data), `"source":{"server":"`)
 	assert.Contains(t, string(ev.Data), `"title":"Read a secret","hints":{"a":true,`)
-	require.ErrorIs(t, dev.Send(ctx, decisionEvent(s, ApprovalResultData{RequestID: "sec", Decision: DecisionEdit, Arguments: json.RawMessage(`{"k":"ab"}`)})), ErrInvalidAnswer, "the tool's schema checks edits")
-	require.NoError(t, dev.Send(ctx, decisionEvent(s, ApprovalResultData{RequestID: "sec", Decision: DecisionEdit, Arguments: json.RawMessage(`{"k":"b"}`)})))
+	require.ErrorIs(t, dev.Send(ctx, decisionEvent(s, wire.ApprovalResultData{RequestID: "sec", Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"k":"ab"}`)})), wire.ErrInvalidAnswer, "the tool's schema checks edits")
+	require.NoError(t, dev.Send(ctx, decisionEvent(s, wire.ApprovalResultData{RequestID: "sec", Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"k":"b"}`)})))
 	assert.Equal(t, Edited, (<-ch).Outcome)
-	recv[ApprovalResolvedData](t, dev, EventApprovalResolved)
+	recv[wire.ApprovalResolvedData](t, dev, wire.EventApprovalResolved)
 
 	// Not JSON: asked, not allowed; a schema that does not compile is left out.
 	go func() {
@@ -837,20 +840,20 @@ func TestApproveWith(t *testing.T) {
 			Default: &allow, Tool: &Tool{Schema: json.RawMessage(`{"type":12}`)},
 		})
 	}()
-	_, a = recv[ApprovalData](t, dev, EventApproval)
+	_, a = recv[wire.ApprovalData](t, dev, wire.EventApproval)
 	assert.True(t, a.ArgumentsInvalid)
 	assert.Empty(t, a.ArgumentsSchema)
 	assert.Nil(t, a.Source)
-	require.NoError(t, dev.Send(ctx, decisionEvent(s, ApprovalResultData{RequestID: "nj", Decision: DecisionDeny})))
+	require.NoError(t, dev.Send(ctx, decisionEvent(s, wire.ApprovalResultData{RequestID: "nj", Decision: wire.DecisionDeny})))
 	assert.Equal(t, Denied, (<-ch).Outcome)
-	recv[ApprovalResolvedData](t, dev, EventApprovalResolved)
+	recv[wire.ApprovalResolvedData](t, dev, wire.EventApprovalResolved)
 
 	// Default ask: asked even where the dispatcher has no rule.
 	go func() {
 		ch <- d.ApproveWith(ctx, ToolCall{Session: s, ID: "ask", Name: "write_file", Arguments: json.RawMessage(`{}`)}, ApprovalOptions{Default: &ask})
 	}()
-	recv[ApprovalData](t, dev, EventApproval)
-	require.NoError(t, dev.Send(ctx, decisionEvent(s, ApprovalResultData{RequestID: "ask", Decision: DecisionApprove})))
+	recv[wire.ApprovalData](t, dev, wire.EventApproval)
+	require.NoError(t, dev.Send(ctx, decisionEvent(s, wire.ApprovalResultData{RequestID: "ask", Decision: wire.DecisionApprove})))
 	assert.Equal(t, Approved, (<-ch).Outcome)
 }
 
@@ -862,9 +865,9 @@ func TestPolicyDescribe(t *testing.T) {
 	d, mt := newTestDispatcher(&Options{Timeout: time.Hour, Policy: &Policy{Describe: func(_ context.Context, call ToolCall) *ApprovalOptions {
 		switch call.Name {
 		case "srv_read":
-			return &ApprovalOptions{Default: &allow, DefaultRule: "read-only", Source: &ToolSource{Server: "srv", Trusted: true}}
+			return &ApprovalOptions{Default: &allow, DefaultRule: "read-only", Source: &wire.ToolSource{Server: "srv", Trusted: true}}
 		case "srv_write":
-			return &ApprovalOptions{Source: &ToolSource{Server: "srv"}}
+			return &ApprovalOptions{Source: &wire.ToolSource{Server: "srv"}}
 		}
 		return nil
 	}}})
@@ -882,15 +885,15 @@ func TestPolicyDescribe(t *testing.T) {
 			out, _ := tool(ctx, ToolCall{Session: s, ID: name, Name: name, Arguments: json.RawMessage(`{}`)})
 			ch <- out
 		}()
-		_, a := recv[ApprovalData](t, dev, EventApproval)
+		_, a := recv[wire.ApprovalData](t, dev, wire.EventApproval)
 		if name == "own" {
 			assert.Nil(t, a.Source)
 		} else {
 			require.NotNil(t, a.Source)
 			assert.Equal(t, "srv", a.Source.Server)
 		}
-		require.NoError(t, dev.Send(ctx, decisionEvent(s, ApprovalResultData{RequestID: name, Decision: DecisionApprove, Digest: a.Digest})))
+		require.NoError(t, dev.Send(ctx, decisionEvent(s, wire.ApprovalResultData{RequestID: name, Decision: wire.DecisionApprove, Digest: a.Digest})))
 		assert.Equal(t, "ran "+name, <-ch)
-		recv[ApprovalResolvedData](t, dev, EventApprovalResolved)
+		recv[wire.ApprovalResolvedData](t, dev, wire.EventApprovalResolved)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/store"
 )
 
 // The life of one request, a question set or an approval, from the record its caller
@@ -30,7 +32,7 @@ import (
 //     the waiters here (calls.deliver). The waiters on other dispatchers sharing the
 //     store learn of it from the store's Watch (ended).
 //
-// Three parts share the work: the [Store] keeps the requests and picks the first end of
+// Three parts share the work: the [store.Store] keeps the requests and picks the first end of
 // each (memstore.go is the default one); calls, the table of waiters, knows who waits
 // for what; keyLocks orders the events devices are sent for each key. Together they are
 // the design card's registry of pending futures.
@@ -69,7 +71,7 @@ var errIDTaken = errors.New("askuser: the request id is taken")
 // end (the outcome's cause, when the end was this dispatcher's; nil otherwise). When
 // rec's id holds a request that same does not take for rec's, *rec is that request and
 // the error matches errIDTaken, nothing changed.
-func (d *Dispatcher) request(ctx context.Context, rec *Record, same func(Record) bool) error {
+func (d *Dispatcher) request(ctx context.Context, rec *store.Record, same func(store.Record) bool) error {
 	// The request is made in a call of its own, which returns before the wait: making it
 	// grows the stack (encoding, the store, the transport, the observer), and the wait
 	// then runs with only these few frames on it, so that the collector can give most of
@@ -83,7 +85,7 @@ func (d *Dispatcher) request(ctx context.Context, rec *Record, same func(Record)
 
 // start makes rec as request says. It returns the waiter to wait on, or nil and the
 // error of the request's end when it has ended already (then rec is its record).
-func (d *Dispatcher) start(ctx context.Context, r *Record, same func(Record) bool) (*waiter, error) {
+func (d *Dispatcher) start(ctx context.Context, r *store.Record, same func(store.Record) bool) (*waiter, error) {
 	rec := *r
 	ended := func(o Outcome, err error) (*waiter, error) {
 		rec.Outcome = o
@@ -126,7 +128,7 @@ func (d *Dispatcher) start(ctx context.Context, r *Record, same func(Record) boo
 		return ended(Shutdown, nil)
 	case err != nil:
 		d.calls.remove(w)
-		d.warn(ctx, "askuser: the store failed to record a request", slog.String("askuser.session", session.String()), slog.String("askuser.request.id", id), slog.String("error", err.Error()))
+		d.storeFailed(ctx, *r, err)
 		return ended(Undelivered, fmt.Errorf("%w: recording the request: %w", ErrUndelivered, err))
 	case !created && !same(rec):
 		d.calls.remove(w)
@@ -148,7 +150,7 @@ func (d *Dispatcher) start(ctx context.Context, r *Record, same func(Record) boo
 // put records rec in the store. A shared store's Put, which may take as long as the
 // network does, is cancelled by Close (and then fails with ErrClosed); the dispatcher's
 // own store never blocks.
-func (d *Dispatcher) put(ctx context.Context, rec Record) (Record, bool, error) {
+func (d *Dispatcher) put(ctx context.Context, rec store.Record) (store.Record, bool, error) {
 	if d.own != nil {
 		return d.store.Put(ctx, rec)
 	}
@@ -165,7 +167,7 @@ func (d *Dispatcher) put(ctx context.Context, rec Record) (Record, bool, error) 
 
 // send delivers the request to the devices (its ask, or its approval event), and
 // returns why it could not, an error wrapping [ErrUndelivered].
-func (d *Dispatcher) send(ctx context.Context, rec Record) error {
+func (d *Dispatcher) send(ctx context.Context, rec store.Record) error {
 	ev, err := rec.AskEvent()
 	if err == nil {
 		err = d.t.Send(ctx, ev)
@@ -173,8 +175,8 @@ func (d *Dispatcher) send(ctx context.Context, rec Record) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUndelivered, err)
 	}
-	if d.obs != nil || d.log != nil {
-		d.observe(ctx, Observation{What: ObservedAsk, Session: rec.Session, RequestID: rec.RequestID(), Kind: rec.Kind(), Questions: len(rec.Ask.Questions), ExpiresAt: rec.ExpiresAt(), Carrier: rec.Carrier})
+	if d.obs != nil {
+		d.observe(ctx, observe.Observation{Event: observe.Asked, Session: rec.Session, RequestID: rec.RequestID(), Kind: rec.Kind(), Questions: len(rec.Ask.Questions), ExpiresAt: rec.ExpiresAt(), Carrier: rec.Carrier})
 	}
 	return nil
 }
@@ -186,7 +188,7 @@ func (d *Dispatcher) send(ctx context.Context, rec Record) error {
 // answer. Should the store fail to record that end, the call returns it anyway, with the
 // store's error; the request stays in the store until someone else ends it or it
 // expires there.
-func (d *Dispatcher) wait(ctx context.Context, w *waiter, r *Record) error {
+func (d *Dispatcher) wait(ctx context.Context, w *waiter, r *store.Record) error {
 	// Only this small frame, and its callers', are on the stack while the request waits.
 	t := time.NewTimer(time.Until(r.ExpiresAt()))
 	woke := wokeEnded
@@ -211,7 +213,7 @@ const (
 )
 
 // woke is the rest of wait, once the caller has woken.
-func (d *Dispatcher) woke(ctx context.Context, w *waiter, r *Record, woke int) (Record, error) {
+func (d *Dispatcher) woke(ctx context.Context, w *waiter, r *store.Record, woke int) (store.Record, error) {
 	rec := *r
 	var cause error
 	var err error
@@ -269,9 +271,9 @@ func (d *Dispatcher) woke(ctx context.Context, w *waiter, r *Record, woke int) (
 // here; an end by another dispatcher sharing the store reaches the callers here through
 // the store's Watch. When the store says the request had already ended, its record is
 // fetched and delivered here too, in case the Watch has not. ctx bounds the store's work.
-func (d *Dispatcher) end(ctx context.Context, rec Record, err error) (bool, error) {
+func (d *Dispatcher) end(ctx context.Context, rec store.Record, err error) (bool, error) {
 	if rec.Approval != nil && rec.Decision == nil {
-		rec.Decision = &Decision{At: time.Now()} // ended without a decision: when
+		rec.Decision = &store.Decision{At: time.Now()} // ended without a decision: when
 	}
 	k := key{rec.Session, rec.RequestID()}
 	holder := d.keys.enter(k)
@@ -288,7 +290,7 @@ func (d *Dispatcher) end(ctx context.Context, rec Record, err error) (bool, erro
 		d.keys.leave(k, nil)
 	}
 	if serr != nil {
-		d.warn(ctx, "askuser: the store failed to end a request", slog.String("askuser.session", rec.Session.String()), slog.String("askuser.request.id", rec.RequestID()), slog.String("askuser.outcome", rec.Outcome.String()), slog.String("error", serr.Error()))
+		d.storeFailed(ctx, rec, serr)
 		// Maybe ended by this very end, maybe not: it cannot be told, and a store that
 		// has just failed would most likely make a caller wait as long again to say.
 		// The store's Watch delivers the end, should there be one.
@@ -310,7 +312,7 @@ func (d *Dispatcher) end(ctx context.Context, rec Record, err error) (bool, erro
 }
 
 // ended takes an end the store's Watch saw, made by this dispatcher or another.
-func (d *Dispatcher) ended(rec Record) {
+func (d *Dispatcher) ended(rec store.Record) {
 	d.disarm(key{rec.Session, rec.RequestID()}, rec.Rev)
 	d.calls.deliver(rec, nil)
 }
@@ -344,7 +346,7 @@ func (d *Dispatcher) closeRequests() {
 // announce sends the resolution of an ended request to every device of the session.
 // Best effort: a device that misses it is not shown the request again on reconnect,
 // since it is no longer pending.
-func (d *Dispatcher) announce(rec Record) {
+func (d *Dispatcher) announce(rec store.Record) {
 	ev, err := rec.ResolvedEvent()
 	if err == nil {
 		_ = d.t.Send(context.Background(), ev)
@@ -353,9 +355,9 @@ func (d *Dispatcher) announce(rec Record) {
 
 // report tells the observer that rec's request ended, with err, the error of its end
 // (the outcome's own when nil).
-func (d *Dispatcher) report(rec Record, err error, waited time.Duration) {
-	if d.obs != nil || d.log != nil {
-		d.observe(context.Background(), Observation{What: ObservedEnd, Session: rec.Session, RequestID: rec.RequestID(), Kind: rec.Kind(), Outcome: rec.Outcome, Waited: waited, Err: outcomeErr(rec.Outcome, err), Carrier: rec.Carrier})
+func (d *Dispatcher) report(rec store.Record, err error, waited time.Duration) {
+	if d.obs != nil {
+		d.observe(context.Background(), observe.Observation{Event: observe.Ended, Session: rec.Session, RequestID: rec.RequestID(), Kind: rec.Kind(), Outcome: rec.Outcome, Waited: waited, Err: outcomeErr(rec.Outcome, err), Carrier: rec.Carrier})
 	}
 }
 
@@ -409,17 +411,17 @@ type end struct {
 	rev      uint64
 	outcome  Outcome
 	answers  []Answer
-	decision *Decision
+	decision *store.Decision
 	err      error
 }
 
 // endOf is the end of rec, with err.
-func endOf(rec Record, err error) end {
+func endOf(rec store.Record, err error) end {
 	return end{rec.Rev, rec.Outcome, rec.Answers, rec.Decision, err}
 }
 
 // record is the ended record of the request rec made, ended as e says.
-func (e end) record(rec Record) Record {
+func (e end) record(rec store.Record) store.Record {
 	rec.Rev, rec.Outcome, rec.Answers, rec.Decision = e.rev, e.outcome, e.answers, e.decision
 	return rec
 }
@@ -487,7 +489,7 @@ func (c *calls) bind(w *waiter, rev uint64) {
 
 // deliver gives rec, an ended request, and err, the error of its end when this
 // dispatcher ended it, to its waiters, and returns how many.
-func (c *calls) deliver(rec Record, err error) int {
+func (c *calls) deliver(rec store.Record, err error) int {
 	k := key{rec.Session, rec.RequestID()}
 	var ended *waiter // linked by next, once out of the table
 	c.mu.Lock()
@@ -635,24 +637,24 @@ type keyLocks struct {
 	free []*keyState
 	// publish sends a resolution; cancel is run for each cancellation handed to a holder.
 	// Both are set once, by New (announce and cancelHandedOff).
-	publish func(Record)
+	publish func(store.Record)
 	cancel  func(cancelReq)
 }
 
 // cancelReq is a caller that stopped waiting while the key was held: the holder ends rec's
 // request as Cancelled unless another caller waits for it by then.
 type cancelReq struct {
-	rec   Record
+	rec   store.Record
 	cause error
 }
 
 // keyState is one key's lock; every field is guarded by keyLocks.mu.
 type keyState struct {
 	held     bool
-	asking   bool     // the holder is recording (Put) and sending an ask
-	waiters  int      // callers of lockAsk and lockOrHandOff waiting for the key
-	guests   int      // ends running while someone else holds the key
-	deferred []Record // resolutions the guests left, for the holder to send
+	asking   bool           // the holder is recording (Put) and sending an ask
+	waiters  int            // callers of lockAsk and lockOrHandOff waiting for the key
+	guests   int            // ends running while someone else holds the key
+	deferred []store.Record // resolutions the guests left, for the holder to send
 	cancels  []cancelReq
 	changed  sync.Cond
 }
@@ -733,7 +735,7 @@ func (l *keyLocks) enter(k key) bool {
 
 // leave ends a guest's stay; resolved, when not nil, is a resolution for the holder to
 // send.
-func (l *keyLocks) leave(k key, resolved *Record) {
+func (l *keyLocks) leave(k key, resolved *store.Record) {
 	l.mu.Lock()
 	s := l.m[k]
 	if resolved != nil {
@@ -756,7 +758,7 @@ func (l *keyLocks) beforeAsk(k key, rev uint64) {
 		for s.guests > 0 {
 			s.changed.Wait()
 		}
-		var stale []Record
+		var stale []store.Record
 		kept := s.deferred[:0]
 		for _, r := range s.deferred {
 			if r.Rev == rev {

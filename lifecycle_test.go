@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // The waiter table, and the pending-request machinery alone (the default store and the
@@ -29,9 +32,9 @@ type pendingTable struct {
 func newPendingTable() *pendingTable { return &pendingTable{store: newMemStore(), calls: newCalls()} }
 
 // register records a question and a caller waiting for it (Dispatcher.ask's part).
-func (r *pendingTable) register(session SessionID, id string, req *Request, expires time.Time) (*waiter, Record) {
+func (r *pendingTable) register(session SessionID, id string, req *Request, expires time.Time) (*waiter, store.Record) {
 	w, _ := r.calls.add(key{session, id})
-	rec, _, err := r.store.Put(context.Background(), Record{Session: session, Ask: AskData{RequestID: id, Questions: req.Questions, ExpiresAt: expires}})
+	rec, _, err := r.store.Put(context.Background(), store.Record{Session: session, Ask: wire.AskData{RequestID: id, Questions: req.Questions, ExpiresAt: expires}})
 	if err != nil {
 		panic(err)
 	}
@@ -48,18 +51,18 @@ func (r *pendingTable) answer(session SessionID, id string, answers []Answer) er
 	}
 	canonical, problems := checkAnswers(rec.Ask.Questions, answers, 0)
 	if problems != nil {
-		return &AnswerError{RequestID: id, Problems: problems}
+		return &wire.AnswerError{RequestID: id, Problems: problems}
 	}
 	rec.Outcome, rec.Answers = Answered, canonical
 	if ok, _ := r.store.End(context.Background(), rec); !ok {
-		return ErrNotPending
+		return wire.ErrNotPending
 	}
 	r.calls.deliver(rec, nil)
 	return nil
 }
 
 // wait waits for the question to end or expire (Dispatcher.wait's part).
-func (r *pendingTable) wait(w *waiter, rec Record) Record {
+func (r *pendingTable) wait(w *waiter, rec store.Record) store.Record {
 	if rec.Ask.ExpiresAt.IsZero() {
 		return w.wait().record(rec)
 	}
@@ -69,7 +72,7 @@ func (r *pendingTable) wait(w *waiter, rec Record) Record {
 	case <-w.done:
 		return w.end.record(rec)
 	case <-t.C:
-		return Record{Outcome: TimedOut}
+		return store.Record{Outcome: TimedOut}
 	}
 }
 
@@ -359,7 +362,7 @@ func BenchmarkStoreMemory(b *testing.B) {
 			b.StartTimer()
 			s := newMemStore()
 			for i := range n {
-				if _, _, err := s.Put(context.Background(), Record{Session: IntSession(int64(1_000_000 + i)), Ask: AskData{RequestID: id(i), Questions: req.Questions}}); err != nil {
+				if _, _, err := s.Put(context.Background(), store.Record{Session: IntSession(int64(1_000_000 + i)), Ask: wire.AskData{RequestID: id(i), Questions: req.Questions}}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -413,8 +416,8 @@ func BenchmarkStoreMemory(b *testing.B) {
 func TestCallsDeliverTheRightQuestion(t *testing.T) {
 	c := newCalls()
 	k := key{IntSession(1), "call_0"}
-	old := Record{Session: k.session, Ask: AskData{RequestID: k.id}, Rev: 1, Outcome: TimedOut}
-	mine := Record{Session: k.session, Ask: AskData{RequestID: k.id}, Rev: 2, Outcome: Answered}
+	old := store.Record{Session: k.session, Ask: wire.AskData{RequestID: k.id}, Rev: 1, Outcome: TimedOut}
+	mine := store.Record{Session: k.session, Ask: wire.AskData{RequestID: k.id}, Rev: 2, Outcome: Answered}
 
 	// The end of the old question, then of this caller's, both before bind.
 	w, ok := c.add(k)
@@ -427,7 +430,7 @@ func TestCallsDeliverTheRightQuestion(t *testing.T) {
 	}
 	c.deliver(mine, nil)
 	c.bind(w, 2)
-	if got := w.wait().record(Record{}); got.Rev != 2 || got.Outcome != Answered {
+	if got := w.wait().record(store.Record{}); got.Rev != 2 || got.Outcome != Answered {
 		t.Fatalf("got %+v, want the caller's own question", got)
 	}
 
@@ -443,7 +446,7 @@ func TestCallsDeliverTheRightQuestion(t *testing.T) {
 	if n := c.deliver(three, nil); n != 1 {
 		t.Fatalf("delivered to %d", n)
 	}
-	if got := w.wait().record(Record{}); got.Rev != 3 {
+	if got := w.wait().record(store.Record{}); got.Rev != 3 {
 		t.Fatalf("got rev %d", got.Rev)
 	}
 	if len(c.m) != 0 {
@@ -454,7 +457,7 @@ func TestCallsDeliverTheRightQuestion(t *testing.T) {
 	w, _ = c.add(k)
 	c.settled()
 	c.close(Shutdown)
-	if got := w.wait().record(Record{}); got.Outcome != Shutdown {
+	if got := w.wait().record(store.Record{}); got.Outcome != Shutdown {
 		t.Fatalf("got %v at close", got.Outcome)
 	}
 	if _, ok := c.add(k); ok {

@@ -5,9 +5,12 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
-// memStore is the default [Store], used when [Options.Store] is nil, and a [GrantStore]:
+// memStore is the default [store.Store], used when [Options.Store] is nil, and a [store.GrantStore]:
 // the pending requests of one dispatcher, in memory, and the grants of its sessions. An
 // ended request is forgotten at once (Lookup alone still finds it, for a while), so a
 // request id can be used again as soon as its request has ended; grants are kept until
@@ -17,8 +20,8 @@ type memStore struct {
 	closed   bool // Put fails with ErrClosed
 	rev      uint64
 	pending  map[key]*entry
-	sessions map[SessionID]entryList // by value: a session's first question allocates nothing more
-	grants   map[SessionID][]Grant   // oldest first
+	sessions map[SessionID]entryList     // by value: a session's first question allocates nothing more
+	grants   map[SessionID][]store.Grant // oldest first
 	// recent holds the requests ended lately, until they would have expired, for
 	// Lookup (a link's page says how its request ended): at most maxRecent, the oldest
 	// dropped first. Each keeps the entry it had while pending. ring holds their keys in
@@ -41,7 +44,7 @@ const maxRecent = 4096
 // entry is a pending record in its session's list, oldest first: cancelling a
 // session costs what that session holds, and its questions list in the order asked.
 type entry struct {
-	rec        Record
+	rec        store.Record
 	prev, next *entry
 }
 
@@ -54,12 +57,12 @@ func newMemStore() *memStore {
 	return &memStore{pending: make(map[key]*entry), sessions: make(map[SessionID]entryList)}
 }
 
-func (s *memStore) Put(_ context.Context, rec Record) (Record, bool, error) {
+func (s *memStore) Put(_ context.Context, rec store.Record) (store.Record, bool, error) {
 	k := key{rec.Session, rec.RequestID()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return Record{}, false, ErrClosed
+		return store.Record{}, false, ErrClosed
 	}
 	if m, ok := s.pending[k]; ok {
 		return m.rec, false, nil
@@ -80,16 +83,16 @@ func (s *memStore) Put(_ context.Context, rec Record) (Record, bool, error) {
 	return rec, true, nil
 }
 
-func (s *memStore) Get(_ context.Context, session SessionID, id string) (Record, error) {
+func (s *memStore) Get(_ context.Context, session SessionID, id string) (store.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m, ok := s.pending[key{session, id}]; ok {
 		return m.rec, nil
 	}
-	return Record{}, ErrNotPending
+	return store.Record{}, wire.ErrNotPending
 }
 
-func (s *memStore) End(_ context.Context, rec Record) (bool, error) {
+func (s *memStore) End(_ context.Context, rec store.Record) (bool, error) {
 	k := key{rec.Session, rec.RequestID()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -122,7 +125,7 @@ func (s *memStore) End(_ context.Context, rec Record) (bool, error) {
 // keepRecent keeps m, whose request has just ended as rec, for Lookup, in place of the
 // oldest ended request once maxRecent are kept. s.mu is held. It allocates nothing once
 // the ring is full: the entry is the one the request had while pending.
-func (s *memStore) keepRecent(k key, m *entry, rec Record) {
+func (s *memStore) keepRecent(k key, m *entry, rec store.Record) {
 	if s.recent == nil {
 		s.recent = make(map[key]*entry)
 	}
@@ -141,7 +144,7 @@ func (s *memStore) keepRecent(k key, m *entry, rec Record) {
 }
 
 // lookup returns the request of session and id, pending or ended lately.
-func (s *memStore) lookup(session SessionID, id string) (Record, bool) {
+func (s *memStore) lookup(session SessionID, id string) (store.Record, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := key{session, id}
@@ -150,23 +153,23 @@ func (s *memStore) lookup(session SessionID, id string) (Record, bool) {
 	}
 	m, ok := s.recent[k]
 	if !ok || !m.rec.ExpiresAt().After(time.Now()) {
-		return Record{}, false
+		return store.Record{}, false
 	}
 	return m.rec, true
 }
 
-func (s *memStore) Pending(_ context.Context, session SessionID) ([]Record, error) {
+func (s *memStore) Pending(_ context.Context, session SessionID) ([]store.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pendingLocked(session), nil
 }
 
-func (s *memStore) pendingLocked(session SessionID) []Record {
+func (s *memStore) pendingLocked(session SessionID) []store.Record {
 	l, ok := s.sessions[session]
 	if !ok {
 		return nil
 	}
-	out := make([]Record, 0, l.n)
+	out := make([]store.Record, 0, l.n)
 	for m := l.first; m != nil; m = m.next {
 		out = append(out, m.rec)
 	}
@@ -174,11 +177,11 @@ func (s *memStore) pendingLocked(session SessionID) []Record {
 }
 
 // PutGrant keeps g, in place of a grant of the same session and ID.
-func (s *memStore) PutGrant(_ context.Context, g Grant) error {
+func (s *memStore) PutGrant(_ context.Context, g store.Grant) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.grants == nil {
-		s.grants = make(map[SessionID][]Grant)
+		s.grants = make(map[SessionID][]store.Grant)
 	}
 	list := s.grants[g.Session]
 	for i := range list {
@@ -192,7 +195,7 @@ func (s *memStore) PutGrant(_ context.Context, g Grant) error {
 }
 
 // Grants returns a copy of the session's grants, oldest first.
-func (s *memStore) Grants(_ context.Context, session SessionID) ([]Grant, error) {
+func (s *memStore) Grants(_ context.Context, session SessionID) ([]store.Grant, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.grants[session]), nil
@@ -203,7 +206,7 @@ func (s *memStore) RevokeGrant(_ context.Context, session SessionID, id string) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.grants[session]
-	i := slices.IndexFunc(list, func(g Grant) bool { return g.ID == id })
+	i := slices.IndexFunc(list, func(g store.Grant) bool { return g.ID == id })
 	if i < 0 {
 		return false, nil
 	}
@@ -216,7 +219,7 @@ func (s *memStore) RevokeGrant(_ context.Context, session SessionID, id string) 
 }
 
 // Watch never calls f: only its own dispatcher ends its questions.
-func (s *memStore) Watch(func(Record)) (stop func()) { return func() {} }
+func (s *memStore) Watch(func(store.Record)) (stop func()) { return func() {} }
 
 // waiting reports whether the session has a pending question, without listing them.
 func (s *memStore) waiting(session SessionID) bool {
@@ -228,11 +231,11 @@ func (s *memStore) waiting(session SessionID) bool {
 
 // close makes later Puts fail with ErrClosed and returns every pending record, for the
 // dispatcher's Close to end.
-func (s *memStore) close() []Record {
+func (s *memStore) close() []store.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	out := make([]Record, 0, len(s.pending))
+	out := make([]store.Record, 0, len(s.pending))
 	for session := range s.sessions {
 		out = append(out, s.pendingLocked(session)...)
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // len returns the number of pending requests.
@@ -19,8 +22,8 @@ func (s *memStore) len() int {
 func TestMemStoreKeepsRecentEnds(t *testing.T) {
 	r := newMemStore()
 	s := IntSession(1)
-	put := func(id string, expires time.Time) Record {
-		rec, _, err := r.Put(context.Background(), Record{Session: s, Ask: AskData{RequestID: id, ExpiresAt: expires}})
+	put := func(id string, expires time.Time) store.Record {
+		rec, _, err := r.Put(context.Background(), store.Record{Session: s, Ask: wire.AskData{RequestID: id, ExpiresAt: expires}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +38,7 @@ func TestMemStoreKeepsRecentEnds(t *testing.T) {
 	if got, ok := r.lookup(s, "a"); !ok || got.Outcome != Declined {
 		t.Fatalf("lookup = %+v, %v; want the ended request", got, ok)
 	}
-	if _, err := r.Get(context.Background(), s, "a"); err != ErrNotPending {
+	if _, err := r.Get(context.Background(), s, "a"); err != wire.ErrNotPending {
 		t.Fatalf("Get of an ended request = %v; the store forgets it at once", err)
 	}
 	// Asked again under the same id: the new one, pending, is what lookup says.

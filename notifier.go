@@ -4,11 +4,16 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // Reaching a person who is not looking: a request (a question set or an approval) that
 // has gone [Options.NotifyAfter] with no device of its session visible to its person is
-// given to the host's [Notifier], once.
+// given to the host's [notify.Notifier], once.
 
 // defaultNotifyAfter is how long a request waits unseen before it is given to the
 // Notifier, unless [Options.NotifyAfter] says otherwise.
@@ -30,7 +35,7 @@ type notice struct {
 }
 
 // arm starts the wait of rec's request, just sent; the dispatcher has a Notifier.
-func (d *Dispatcher) arm(rec Record) {
+func (d *Dispatcher) arm(rec store.Record) {
 	n := &d.notices
 	k := key{rec.Session, rec.RequestID()}
 	n.mu.Lock()
@@ -52,7 +57,7 @@ func (d *Dispatcher) arm(rec Record) {
 // fire gives rec's request to the Notifier, unless it ended meanwhile; when a device
 // has shown it since since, it looks again NotifyAfter later, so that the notice comes
 // once the request has gone a whole NotifyAfter unseen.
-func (d *Dispatcher) fire(k key, x *notice, rec Record, since time.Time) {
+func (d *Dispatcher) fire(k key, x *notice, rec store.Record, since time.Time) {
 	if !d.calls.waiting(k, rec.Rev) {
 		d.disarm(k, rec.Rev)
 		return
@@ -76,7 +81,7 @@ func (d *Dispatcher) fire(k key, x *notice, rec Record, since time.Time) {
 	n.wg.Add(1)
 	n.mu.Unlock()
 	if d.obs != nil {
-		d.obs.Observe(ctx, Observation{What: ObservedNotice, Session: rec.Session, RequestID: rec.RequestID(), Kind: rec.Kind(), Carrier: rec.Carrier})
+		d.obs.Observe(ctx, observe.Observation{Event: observe.Notified, Session: rec.Session, RequestID: rec.RequestID(), Kind: rec.Kind(), Carrier: rec.Carrier})
 	}
 	go func() {
 		defer n.wg.Done()
@@ -87,7 +92,7 @@ func (d *Dispatcher) fire(k key, x *notice, rec Record, since time.Time) {
 
 // watched reports whether a device of session has shown it to its person since t.
 func (d *Dispatcher) watched(session SessionID, t time.Time) bool {
-	if a, ok := d.t.(Attention); ok {
+	if a, ok := d.t.(wire.Attention); ok {
 		return a.WatchedSince(session, t)
 	}
 	return d.presence != nil && d.presence.Connected(session)
@@ -126,8 +131,8 @@ func (d *Dispatcher) closeNotices() {
 }
 
 // noticeOf describes rec for a Notifier.
-func noticeOf(rec Record) Notice {
-	n := Notice{Kind: rec.Kind(), Session: rec.Session, RequestID: rec.RequestID(), ExpiresAt: rec.ExpiresAt()}
+func noticeOf(rec store.Record) notify.Notice {
+	n := notify.Notice{Kind: rec.Kind(), Session: rec.Session, RequestID: rec.RequestID(), ExpiresAt: rec.ExpiresAt()}
 	if a := rec.Approval; a != nil {
 		n.Title = a.Tool
 		n.Decisions = append([]string(nil), a.Decisions...)

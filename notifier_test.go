@@ -12,17 +12,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	. "github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // recordingNotifier records the notices it gets, and whether each one's context ended.
 type recordingNotifier struct {
 	mu      sync.Mutex
-	notices []Notice
+	notices []notify.Notice
 	ended   []bool
 	block   bool // wait for the context to end, as a notifier that retries does
 }
 
-func (n *recordingNotifier) Notify(ctx context.Context, x Notice) error {
+func (n *recordingNotifier) Notify(ctx context.Context, x notify.Notice) error {
 	n.mu.Lock()
 	i := len(n.notices)
 	n.notices = append(n.notices, x)
@@ -37,10 +40,10 @@ func (n *recordingNotifier) Notify(ctx context.Context, x Notice) error {
 	return nil
 }
 
-func (n *recordingNotifier) got() ([]Notice, []bool) {
+func (n *recordingNotifier) got() ([]notify.Notice, []bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return append([]Notice(nil), n.notices...), append([]bool(nil), n.ended...)
+	return append([]notify.Notice(nil), n.notices...), append([]bool(nil), n.ended...)
 }
 
 // TestNotifier: a request no device has seen for NotifyAfter is given to the notifier
@@ -67,12 +70,12 @@ func TestNotifier(t *testing.T) {
 
 		notices, ended := n.got()
 		require.Len(t, notices, 2, "the two unseen requests, once each")
-		byID := map[string]Notice{}
+		byID := map[string]notify.Notice{}
 		for _, x := range notices {
 			byID[x.RequestID] = x
 		}
-		assert.Equal(t, Notice{Kind: KindQuestion, Session: unseen, RequestID: "q1", Title: "Which framework?", ExpiresAt: byID["q1"].ExpiresAt}, byID["q1"])
-		assert.Equal(t, Notice{Kind: KindApproval, Session: unseen, RequestID: "a1", Title: "delete_branch", Decisions: []string{"approve", "deny", "edit", "always"}, ExpiresAt: byID["a1"].ExpiresAt}, byID["a1"])
+		assert.Equal(t, notify.Notice{Kind: store.KindQuestion, Session: unseen, RequestID: "q1", Title: "Which framework?", ExpiresAt: byID["q1"].ExpiresAt}, byID["q1"])
+		assert.Equal(t, notify.Notice{Kind: store.KindApproval, Session: unseen, RequestID: "a1", Title: "delete_branch", Decisions: []string{"approve", "deny", "edit", "always"}, ExpiresAt: byID["a1"].ExpiresAt}, byID["a1"])
 		assert.Equal(t, []bool{false, false}, ended)
 
 		// The request ends: its notifier's context ends with it.
@@ -118,7 +121,7 @@ func TestNotifierFailureLosesNothing(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		dev := mt.Connect(s)
-		recv[AskData](t, dev, EventAsk)
+		recv[wire.AskData](t, dev, wire.EventAsk)
 		require.NoError(t, dev.Send(context.Background(), answerEvent(s, "q", "Vue")))
 		assert.Equal(t, Answered, (<-ch).Outcome)
 	})
@@ -126,7 +129,7 @@ func TestNotifierFailureLosesNothing(t *testing.T) {
 
 type failingNotifier struct{}
 
-func (failingNotifier) Notify(context.Context, Notice) error {
+func (failingNotifier) Notify(context.Context, notify.Notice) error {
 	return errors.New("the webhook is down")
 }
 

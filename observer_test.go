@@ -14,30 +14,33 @@ import (
 	"github.com/stretchr/testify/require"
 
 	. "github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // recordingObserver records what it is told, and gives each call a carrier naming it.
 type recordingObserver struct {
 	mu    sync.Mutex
-	calls []CallInfo
-	ends  []CallEnd
-	seen  []Observation
+	calls []observe.CallInfo
+	ends  []observe.CallEnd
+	seen  []observe.Observation
 }
 
 type callKey struct{}
 
-func (o *recordingObserver) Begin(ctx context.Context, c CallInfo) (context.Context, func(CallEnd)) {
+func (o *recordingObserver) Begin(ctx context.Context, c observe.CallInfo) (context.Context, func(observe.CallEnd)) {
 	o.mu.Lock()
 	o.calls = append(o.calls, c)
 	o.mu.Unlock()
-	return context.WithValue(ctx, callKey{}, c.ID), func(e CallEnd) {
+	return context.WithValue(ctx, callKey{}, c.ID), func(e observe.CallEnd) {
 		o.mu.Lock()
 		o.ends = append(o.ends, e)
 		o.mu.Unlock()
 	}
 }
 
-func (o *recordingObserver) Observe(_ context.Context, x Observation) {
+func (o *recordingObserver) Observe(_ context.Context, x observe.Observation) {
 	o.mu.Lock()
 	o.seen = append(o.seen, x)
 	o.mu.Unlock()
@@ -48,10 +51,10 @@ func (o *recordingObserver) Carrier(ctx context.Context) map[string]string {
 	return map[string]string{"call": id}
 }
 
-func (o *recordingObserver) what() []What {
+func (o *recordingObserver) what() []observe.Event {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var out []What
+	var out []observe.Event
 	for _, x := range o.seen {
 		out = append(out, x.What)
 	}
@@ -67,11 +70,11 @@ func TestObserver(t *testing.T) {
 	defer d.Close()
 	s := IntSession(1)
 	ch := dispatchAsync(context.Background(), d, s, "q1", oneQuestion)
-	for !slices.Contains(obs.what(), ObservedNotice) {
+	for !slices.Contains(obs.what(), observe.Notified) {
 		time.Sleep(time.Millisecond)
 	}
 	dev := mt.Connect(s)
-	recv[AskData](t, dev, EventAsk)
+	recv[wire.AskData](t, dev, wire.EventAsk)
 	require.NoError(t, dev.Send(context.Background(), answerEvent(s, "q1", "Vue")))
 	<-ch
 	tool := d.Wrap(func(context.Context, ToolCall) (string, error) { return "ran", nil })
@@ -83,26 +86,26 @@ func TestObserver(t *testing.T) {
 
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
-	assert.Equal(t, []CallInfo{
-		{Kind: KindQuestion, Session: s, ID: "q1", Tool: ToolName, Arguments: json.RawMessage(oneQuestion)},
-		{Kind: KindApproval, Session: s, ID: "t1", Tool: "list_files", Arguments: json.RawMessage(`{}`)},
-		{Kind: KindApproval, Session: s, ID: "t2", Tool: "drop_database", Arguments: json.RawMessage(`{}`)},
+	assert.Equal(t, []observe.CallInfo{
+		{Kind: store.KindQuestion, Session: s, ID: "q1", Tool: ToolName, Arguments: json.RawMessage(oneQuestion)},
+		{Kind: store.KindApproval, Session: s, ID: "t1", Tool: "list_files", Arguments: json.RawMessage(`{}`)},
+		{Kind: store.KindApproval, Session: s, ID: "t2", Tool: "drop_database", Arguments: json.RawMessage(`{}`)},
 	}, obs.calls)
 	require.Len(t, obs.ends, 3)
 	assert.Equal(t, "q1", obs.ends[0].RequestID)
 	assert.Equal(t, Answered, obs.ends[0].Outcome)
 	assert.Contains(t, obs.ends[0].Content, `"selectedLabels":["Vue"]`)
-	assert.Equal(t, CallEnd{Outcome: Approved, Content: "ran"}, obs.ends[1])
+	assert.Equal(t, observe.CallEnd{Outcome: Approved, Content: "ran"}, obs.ends[1])
 	assert.Equal(t, Denied, obs.ends[2].Outcome)
 	assert.True(t, obs.ends[2].IsError)
-	var whats []What
+	var whats []observe.Event
 	for _, x := range obs.seen {
 		whats = append(whats, x.What)
 		if x.RequestID == "q1" {
 			assert.Equal(t, map[string]string{"call": "q1"}, x.Carrier, "%v carries the call's trace", x.What)
 		}
 	}
-	assert.Equal(t, []What{ObservedAsk, ObservedNotice, ObservedEnd, ObservedDecision, ObservedDecision}, whats)
+	assert.Equal(t, []observe.Event{observe.Asked, observe.Notified, observe.Ended, observe.Decided, observe.Decided}, whats)
 	assert.Equal(t, "list_files", obs.seen[3].Audit.Tool)
 }
 
@@ -158,7 +161,7 @@ func TestLogger(t *testing.T) {
 	s := IntSession(1)
 	dev := mt.Connect(s)
 	ch := dispatchAsync(context.Background(), d, s, "q1", oneQuestion)
-	recv[AskData](t, dev, EventAsk)
+	recv[wire.AskData](t, dev, wire.EventAsk)
 	require.Error(t, dev.Send(context.Background(), answerEvent(s, "q1", "Angular")))
 	require.NoError(t, dev.Send(context.Background(), answerEvent(s, "q1", "Vue")))
 	<-ch

@@ -3,6 +3,8 @@ package askuser
 import (
 	"errors"
 	"fmt"
+
+	"github.com/askuser-go/askuser/internal/jsonx"
 )
 
 // ending is one way a call can end: everything the library says of it, in one row.
@@ -57,5 +59,5 @@ const invalidMessage = "Invalid arguments for ask_user_questions; fix every prob
 // invalidResult renders the tool result of an [Invalid] call:
 // {"error": "...", "problems": ["...", ...]}.
 func invalidResult(problems []string) string {
-	return `{"error": ` + jsonString(invalidMessage) + `, "problems": ` + jsonStrings(problems) + `}`
+	return `{"error": ` + jsonx.String(invalidMessage) + `, "problems": ` + jsonx.Strings(problems) + `}`
 }

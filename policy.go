@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/askuser-go/askuser/store"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -18,7 +19,7 @@ import (
 // denied, or waits for the person's approval. The rules are checked in the order Deny,
 // then Ask, then Allow; the first that matches decides. A call that an Ask rule (or
 // the Default) would ask about runs without asking when a grant of the session covers
-// it (see [DecisionAlways]). A call whose arguments are not valid JSON is never allowed
+// it (see [wire.DecisionAlways]). A call whose arguments are not valid JSON is never allowed
 // by a rule or a grant: a Deny rule denies it, anything else asks about it.
 //
 // A Policy is read by [New] and must not be changed afterwards.
@@ -33,7 +34,7 @@ type Policy struct {
 	// Reasons are preset reasons a person can pick when denying.
 	Reasons []string
 	// Describe, when set, says more of a call about to be decided than the call does, as
-	// [ApprovalOptions] do for [Dispatcher.ApproveWith]: for a tool that is not the
+	// [ApprovalOptions] do for [Dispatcher.Approve]: for a tool that is not the
 	// host's own (an MCP server's: see askmcp's Gate), whose it is, its description and
 	// schema, and its default when no rule matches. It is asked for each call that
 	// [Dispatcher.Approve], [Dispatcher.Wrap] and [Dispatcher.RunTools] decide, before
@@ -56,7 +57,7 @@ const (
 
 // Rule matches tool calls by the tool's name and, optionally, their arguments.
 type Rule struct {
-	// Name names the rule in audit records ([Audit.Rule]) and in grants ([Grant.Scope]);
+	// Name names the rule in audit records ([observe.Audit.Rule]) and in grants ([store.Grant.Scope]);
 	// default: Tool. Names should be unique within a Policy.
 	Name string
 	// Tool is the tool's name, or a pattern of names in the syntax of [path.Match]
@@ -72,7 +73,7 @@ type Rule struct {
 	Description string
 	// Decisions, for an Ask rule, are the decisions the person is offered, some of
 	// "approve", "deny", "edit" and "always"; default all four. "always" is offered only
-	// when the store keeps grants ([GrantStore]).
+	// when the store keeps grants ([store.GrantStore]).
 	Decisions []string
 	// Always, for an Ask rule, narrows what an "always" decision grants: later calls of
 	// the same tool in the session run without asking only when they also match this
@@ -212,7 +213,7 @@ func (p *policy) decide(tool string, args map[string]any, argsOK bool) (Action, 
 }
 
 // covers reports whether grant g covers a call of tool with args.
-func (p *policy) covers(g *Grant, tool string, args map[string]any, argsOK bool) bool {
+func (p *policy) covers(g *store.Grant, tool string, args map[string]any, argsOK bool) bool {
 	if g.Tool != tool || !argsOK {
 		return false
 	}

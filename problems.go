@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/askuser-go/askuser/internal/jsonx"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -65,7 +66,7 @@ func describeSchemaError(e *jsonschema.ValidationError, tree any) []string {
 		if i := strings.Index(want, ", but got"); i >= 0 {
 			want = want[:i]
 		}
-		return []string{fmt.Sprintf("%s: must be %s, not %s", where, article(want), article(jsonTypeName(value)))}
+		return []string{fmt.Sprintf("%s: must be %s, not %s", where, jsonx.Article(want), jsonx.Article(jsonTypeName(value)))}
 	case "minItems", "maxItems":
 		arr, _ := value.([]any)
 		s, adv := schemaAt(path), advertisedAt(path)

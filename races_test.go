@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 type ctxKey struct{}
@@ -37,7 +40,7 @@ func newHookStore() *hookStore {
 	return &hookStore{memStore: newMemStore(), putEntered: make(chan struct{}, 16), endEntered: make(chan struct{}, 16)}
 }
 
-func (s *hookStore) Put(ctx context.Context, rec Record) (Record, bool, error) {
+func (s *hookStore) Put(ctx context.Context, rec store.Record) (store.Record, bool, error) {
 	if g, ok := ctx.Value(ctxKey{}).(chan struct{}); ok {
 		s.putEntered <- struct{}{}
 		<-g
@@ -50,7 +53,7 @@ func (s *hookStore) Put(ctx context.Context, rec Record) (Record, bool, error) {
 	return rec, created, err
 }
 
-func (s *hookStore) End(ctx context.Context, rec Record) (bool, error) {
+func (s *hookStore) End(ctx context.Context, rec store.Record) (bool, error) {
 	s.mu.Lock()
 	fail, gate := s.failEnd, s.endGate
 	s.mu.Unlock()
@@ -74,11 +77,11 @@ type recTransport struct {
 	askEnter chan struct{}
 }
 
-func (t *recTransport) Send(ctx context.Context, ev Event) error {
+func (t *recTransport) Send(ctx context.Context, ev wire.Event) error {
 	t.mu.Lock()
 	g := t.askGate
 	t.mu.Unlock()
-	if ev.Type == EventAsk && g != nil {
+	if ev.Type == wire.EventAsk && g != nil {
 		t.askEnter <- struct{}{}
 		<-g
 	}
@@ -97,8 +100,8 @@ func (t *recTransport) events() []string {
 const oneQ = `{"questions":[` + Q1 + `]}`
 const otherQ = `{"questions":[{"question":"Which DB?","header":"DB","options":[{"label":"PG","description":"x"},{"label":"My","description":"y"}],"multiSelect":false}]}`
 
-func answerEv(session SessionID, id string) Event {
-	ev, err := NewEvent(EventResult, session, ResultData{RequestID: id, Answers: []Answer{{Question: "Which framework?", SelectedLabels: []string{"Vue"}}}})
+func answerEv(session SessionID, id string) wire.Event {
+	ev, err := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: id, Answers: []Answer{{Question: "Which framework?", SelectedLabels: []string{"Vue"}}}})
 	if err != nil {
 		panic(err)
 	}
@@ -180,10 +183,10 @@ func TestCancelWithACallerStillRecording(t *testing.T) {
 	if d.Waiting(s) {
 		t.Error("the question is still pending, with no caller waiting for it")
 	}
-	if err := d.HandleEvent(context.Background(), answerEv(s, "x")); !errors.Is(err, ErrNotPending) {
+	if err := d.HandleEvent(context.Background(), answerEv(s, "x")); !errors.Is(err, wire.ErrNotPending) {
 		t.Errorf("an answer to it got %v, want ErrNotPending", err)
 	}
-	want := []string{EventAsk + ":x", EventResolved + ":x"}
+	want := []string{wire.EventAsk + ":x", wire.EventResolved + ":x"}
 	if got := tr.events(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events %v, want %v", got, want)
 	}
@@ -240,7 +243,7 @@ func TestEndDuringTheAskIsSentAfterIt(t *testing.T) {
 	if r := <-a; r.Outcome != Answered {
 		t.Fatalf("got %v", r.Outcome)
 	}
-	want := []string{EventAsk + ":x", EventResolved + ":x"}
+	want := []string{wire.EventAsk + ":x", wire.EventResolved + ":x"}
 	if got := tr.events(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events %v, want %v", got, want)
 	}
@@ -284,7 +287,7 @@ func TestReusedIDFollowsTheOldResolution(t *testing.T) {
 	if r := <-c; r.Outcome != Cancelled {
 		t.Fatalf("C: %v", r.Outcome)
 	}
-	want := []string{EventAsk + ":x", EventResolved + ":x", EventAsk + ":x", EventResolved + ":x"}
+	want := []string{wire.EventAsk + ":x", wire.EventResolved + ":x", wire.EventAsk + ":x", wire.EventResolved + ":x"}
 	if got := tr.events(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events %v, want %v", got, want)
 	}
@@ -320,9 +323,9 @@ func TestNoAskAfterClose(t *testing.T) {
 func checkAlternate(t *testing.T, round int, ev []string) {
 	t.Helper()
 	for j, e := range ev {
-		want := EventAsk + ":x"
+		want := wire.EventAsk + ":x"
 		if j%2 == 1 {
-			want = EventResolved + ":x"
+			want = wire.EventResolved + ":x"
 		}
 		if e != want {
 			t.Fatalf("round %d: events %v", round, ev)
@@ -386,7 +389,7 @@ type gatedEndStore struct {
 	entered chan struct{}
 }
 
-func (s *gatedEndStore) End(ctx context.Context, rec Record) (bool, error) {
+func (s *gatedEndStore) End(ctx context.Context, rec store.Record) (bool, error) {
 	s.mu.Lock()
 	g := s.gate
 	s.gate = nil
@@ -530,14 +533,14 @@ type outageStore struct {
 	putting chan struct{}
 }
 
-func (s *outageStore) Put(ctx context.Context, rec Record) (Record, bool, error) {
+func (s *outageStore) Put(ctx context.Context, rec store.Record) (store.Record, bool, error) {
 	s.mu.Lock()
 	down := s.down
 	s.mu.Unlock()
 	if down {
 		s.putting <- struct{}{}
 		<-ctx.Done()
-		return Record{}, false, ctx.Err()
+		return store.Record{}, false, ctx.Err()
 	}
 	return s.memStore.Put(ctx, rec)
 }
@@ -605,14 +608,14 @@ type answeringTransport struct {
 	rnd func() int
 }
 
-func (t *answeringTransport) Send(ctx context.Context, ev Event) error {
+func (t *answeringTransport) Send(ctx context.Context, ev wire.Event) error {
 	t.mu.Lock()
 	t.log = append(t.log, ev.Type+":"+ev.RequestID())
 	t.mu.Unlock()
-	if ev.Type == EventAsk && t.rnd()%3 == 0 {
+	if ev.Type == wire.EventAsk && t.rnd()%3 == 0 {
 		_ = t.d.HandleEvent(ctx, answerEv(ev.SessionID, ev.RequestID()))
 	}
-	if ev.Type == EventResolved && t.rnd()%5 == 0 {
+	if ev.Type == wire.EventResolved && t.rnd()%5 == 0 {
 		_ = t.d.HandleEvent(ctx, answerEv(ev.SessionID, ev.RequestID()))
 	}
 	if t.rnd()%4 == 0 {
@@ -629,14 +632,14 @@ type slowStore struct {
 	rnd func() int
 }
 
-func (s *slowStore) Put(ctx context.Context, rec Record) (Record, bool, error) {
+func (s *slowStore) Put(ctx context.Context, rec store.Record) (store.Record, bool, error) {
 	time.Sleep(time.Duration(s.rnd()%100) * time.Microsecond)
 	r, c, err := s.memStore.Put(ctx, rec)
 	time.Sleep(time.Duration(s.rnd()%100) * time.Microsecond)
 	return r, c, err
 }
 
-func (s *slowStore) End(ctx context.Context, rec Record) (bool, error) {
+func (s *slowStore) End(ctx context.Context, rec store.Record) (bool, error) {
 	time.Sleep(time.Duration(s.rnd()%100) * time.Microsecond)
 	ok, err := s.memStore.End(ctx, rec)
 	time.Sleep(time.Duration(s.rnd()%100) * time.Microsecond)

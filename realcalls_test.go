@@ -14,6 +14,7 @@ import (
 
 	. "github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -165,22 +166,22 @@ func assertAnswered(t *testing.T, d *Dispatcher, mt *askusertest.Transport, sess
 
 	dev := mt.Connect(session)
 	defer dev.Close()
-	shown := make(chan AskData, 1)
+	shown := make(chan wire.AskData, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		ev, err := dev.Recv(ctx)
-		if err != nil || ev.Type != EventAsk {
+		if err != nil || ev.Type != wire.EventAsk {
 			close(shown)
 			return
 		}
-		var ask AskData
+		var ask wire.AskData
 		if json.Unmarshal(ev.Data, &ask) != nil {
 			close(shown)
 			return
 		}
 		shown <- ask
-		reply, _ := NewEvent(EventResult, session, ResultData{RequestID: ask.RequestID, Answers: answersFor(ask.Questions)})
+		reply, _ := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: ask.RequestID, Answers: answersFor(ask.Questions)})
 		_ = dev.Send(ctx, reply)
 	}()
 
@@ -266,8 +267,8 @@ func TestLiberalCallsAnswerAsAnyOther(t *testing.T) {
 	defer cancel()
 	ev, err := dev.Recv(ctx)
 	require.NoError(t, err)
-	require.Equal(t, EventAsk, ev.Type)
-	var ask AskData
+	require.Equal(t, wire.EventAsk, ev.Type)
+	var ask wire.AskData
 	require.NoError(t, json.Unmarshal(ev.Data, &ask))
 	require.Len(t, ask.Questions, 2)
 	assert.Equal(t, "Operational Context Details?", ask.Questions[0].Header)
@@ -275,7 +276,7 @@ func TestLiberalCallsAnswerAsAnyOther(t *testing.T) {
 	assert.Equal(t, []Option{{Label: "Yes, go ahead"}}, ask.Questions[1].Options)
 
 	send := func(answers ...Answer) error {
-		reply, err := NewEvent(EventResult, session, ResultData{RequestID: ask.RequestID, Answers: answers})
+		reply, err := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: ask.RequestID, Answers: answers})
 		require.NoError(t, err)
 		return dev.Send(ctx, reply)
 	}
@@ -288,7 +289,7 @@ func TestLiberalCallsAnswerAsAnyOther(t *testing.T) {
 		{Answer{Question: "Which framework?", SelectedLabels: []string{"Svelte", "Lit"}}, `answers[0].selectedLabels: a single-select question takes one label, got 2`},
 	} {
 		err := send(bad.answer, yes)
-		require.ErrorIs(t, err, ErrInvalidAnswer)
+		require.ErrorIs(t, err, wire.ErrInvalidAnswer)
 		assert.Contains(t, err.Error(), bad.want)
 	}
 	require.NoError(t, send(Answer{Question: "Which framework?", SelectedLabels: []string{"Lit"}}, yes))

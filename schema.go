@@ -10,6 +10,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/askuser-go/askuser/internal/jsonx"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -177,13 +179,13 @@ func (r *Request) validated() (*Request, error) {
 	}
 	if len(r.Metadata) > 0 {
 		if !json.Valid(r.Metadata) {
-			problems = append(problems, fieldMetadata+": not valid JSON: "+syntaxProblem(r.Metadata))
+			problems = append(problems, fieldMetadata+": not valid JSON: "+jsonx.SyntaxProblem(r.Metadata))
 		}
 	}
 	if problems != nil {
 		return nil, &ArgumentsError{Problems: capProblems(sortProblems(problems))}
 	}
-	args, err := marshal(r)
+	args, err := jsonx.Marshal(r)
 	if err != nil { // not for a request whose metadata is valid JSON
 		return nil, &ArgumentsError{Problems: []string{"arguments: " + err.Error()}}
 	}
@@ -201,25 +203,25 @@ func optionLoc(i, k int) string {
 // tree and the JSON text the tree's object was read from, whose metadata is kept as
 // written.
 func decodeArguments(arguments []byte) (any, []byte, []string) {
-	if len(arguments) > MaxArgumentsBytes {
-		return nil, nil, []string{fmt.Sprintf("arguments: %d bytes is too large; at most %d bytes are accepted", len(arguments), MaxArgumentsBytes)}
+	if len(arguments) > wire.MaxArgumentsBytes {
+		return nil, nil, []string{fmt.Sprintf("arguments: %d bytes is too large; at most %d bytes are accepted", len(arguments), wire.MaxArgumentsBytes)}
 	}
 	if len(bytes.TrimSpace(arguments)) == 0 {
 		return nil, nil, []string{`arguments: empty; expected a JSON object like {"questions": [...]}`}
 	}
-	tree, err := decodeJSON(arguments)
+	tree, err := jsonx.Decode(arguments)
 	if err != nil {
 		return nil, nil, []string{"arguments: not valid JSON: " + err.Error()}
 	}
 	if s, ok := tree.(string); ok { // double-encoded
 		arguments = []byte(s)
-		if tree, err = decodeJSON(arguments); err != nil {
+		if tree, err = jsonx.Decode(arguments); err != nil {
 			return nil, nil, []string{"arguments: a JSON string whose content is not valid JSON: " + err.Error()}
 		}
 	}
 	if obj, ok := tree.(map[string]any); ok {
 		if s, ok := obj[fieldQuestions].(string); ok {
-			q, err := decodeJSON([]byte(s))
+			q, err := jsonx.Decode([]byte(s))
 			if err != nil {
 				return nil, nil, []string{fieldQuestions + ": must be an array of question objects; the string given is not valid JSON: " + err.Error()}
 			}
@@ -289,14 +291,14 @@ func requestFromTree(tree any, text []byte) *Request {
 			Metadata json.RawMessage `json:"metadata"`
 		}
 		_ = json.Unmarshal(text, &m)
-		req.Metadata, _ = canonicalJSON(m.Metadata)
+		req.Metadata, _ = jsonx.Canonical(m.Metadata)
 	}
 	return req
 }
 
 // validateOutput checks a tool result against the output schema; used in tests and fuzzing.
 func validateOutput(content []byte) error {
-	v, err := decodeJSON(content)
+	v, err := jsonx.Decode(content)
 	if err != nil {
 		return err
 	}

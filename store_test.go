@@ -5,10 +5,11 @@ import (
 
 	. "github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/store"
 )
 
 func TestMemStoreKeepsTheStoreContract(t *testing.T) {
-	askusertest.TestStore(t, func(t *testing.T) (Store, Store) {
+	askusertest.TestStore(t, func(t *testing.T) (store.Store, store.Store) {
 		s := NewMemStore()
 		return s, s
 	})

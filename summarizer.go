@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/askuser-go/askuser/internal/jsonx"
 )
 
 // Summary returns a one-line summary of an ask_user_questions tool result for a UI,
@@ -49,7 +51,7 @@ func Summary(content, locale string) string {
 		return fmt.Sprintf("Invalid question (%d problems)", n)
 	case v.Error != nil:
 		for _, e := range endings {
-			if e.content != "" && e.content == `{"error": `+jsonString(*v.Error)+`}` {
+			if e.content != "" && e.content == `{"error": `+jsonx.String(*v.Error)+`}` {
 				return pick(e.en, e.zh)
 			}
 		}

@@ -3,6 +3,8 @@ package askuser
 import (
 	"fmt"
 	"strings"
+
+	"github.com/askuser-go/askuser/wire"
 )
 
 // These tables drive the validation tests and generate docs/ERRORS.md (see
@@ -70,7 +72,7 @@ var ArgumentCases = []ArgumentCase{
 	{Name: "a number", Args: `42`, Problems: []string{`arguments: must be an object, not a number`}},
 	{Name: "a string that is not JSON", Args: `"please ask the user"`, Problems: []string{`arguments: a JSON string whose content is not valid JSON: invalid character 'p' at offset 0`}},
 	{Name: "a string holding an array", Args: `"[1]"`, Problems: []string{`arguments: must be an object, not an array`}},
-	{Name: "too large", Args: `{"questions":[` + Q1 + `],"metadata":{"pad":"` + strings.Repeat("x", MaxArgumentsBytes) + `"}}`, Problems: []string{`arguments: 262367 bytes is too large; at most 262144 bytes are accepted`}},
+	{Name: "too large", Args: `{"questions":[` + Q1 + `],"metadata":{"pad":"` + strings.Repeat("x", wire.MaxArgumentsBytes) + `"}}`, Problems: []string{`arguments: 262367 bytes is too large; at most 262144 bytes are accepted`}},
 	{Name: "unknown top-level field", Args: `{"questions":[` + Q1 + `],"question":"Which?"}`, Problems: []string{`question: unknown field; the allowed fields here are questions, metadata`}},
 	{Name: "metadata is a string", Args: `{"questions":[` + Q1 + `],"metadata":"run 7"}`, Problems: []string{`metadata: must be an object, not a string`}},
 	{Name: "metadata is an array", Args: `{"questions":[` + Q1 + `],"metadata":[]}`, Problems: []string{`metadata: must be an object, not an array`}},
@@ -186,7 +188,7 @@ var LimitRows = []LimitRow{
 // Bounds says a limit of LimitRows as the advertised schema or the accepted one has it.
 func Bounds(row LimitRow, advertised bool) string {
 	if row.Path == nil {
-		return fmt.Sprintf("at most %d KiB", MaxArgumentsBytes>>10)
+		return fmt.Sprintf("at most %d KiB", wire.MaxArgumentsBytes>>10)
 	}
 	root := inputSchema()
 	if advertised {

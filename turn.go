@@ -2,7 +2,6 @@ package askuser
 
 import (
 	"context"
-	"errors"
 	"sync"
 )
 
@@ -16,28 +15,36 @@ type ToolOutput struct {
 	// IsError is the flag many LLM APIs take beside a tool result: set when the person
 	// did not answer, when a gated call did not run, and when the host's tool failed.
 	IsError bool
-	// Err is nil when the call ended well. Otherwise it is a [*ResultError] when askuser
-	// ended it without a result (no answer, not allowed to run), or the host's tool's
-	// own error.
+	// Err is nil when the call ended well. Otherwise it is the outcome's error when
+	// askuser ended it without a result (no answer, not allowed to run: errors.Is finds
+	// [ErrTimeout], [ErrDenied], ... in it, and [ToolOutput.Refused] reports true), or the
+	// host's tool's own error.
 	Err error
+
+	refused bool
 }
 
 // RunTools runs the tool calls of one model turn, each on its own and all at once:
 // ask_user_questions through [Dispatcher.Dispatch], and every other call through run,
-// gated by [Options.Policy] as [Dispatcher.Wrap] gates it. It returns when every call has
+// gated by [Options.Policy] through [Dispatcher.Approve], so that run runs only a call
+// that may run, with the arguments it may run with. It returns when every call has
 // ended, with one output per call in the order of calls. A call that needs no approval
 // runs while a sibling waits for the person, and a sibling's denial or timeout loses no
 // other call's result. When a tool of the host fails with no content, its error's text
 // is the content.
 func (d *Dispatcher) RunTools(ctx context.Context, calls []ToolCall, run ToolFunc) []ToolOutput {
 	out := make([]ToolOutput, len(calls))
-	tool := d.Wrap(run)
+	tool := d.wrap(run)
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		wg.Go(func() {
 			content, err := tool(ctx, c)
 			if err != nil && content == "" {
 				content = err.Error()
+			}
+			if re, ok := err.(*resultError); ok {
+				out[i] = ToolOutput{Call: c, Content: content, IsError: true, Err: re.err, refused: true}
+				return
 			}
 			out[i] = ToolOutput{Call: c, Content: content, IsError: err != nil, Err: err}
 		})
@@ -49,6 +56,5 @@ func (d *Dispatcher) RunTools(ctx context.Context, calls []ToolCall, run ToolFun
 // Refused reports whether askuser ended the call without a result (no answer, or not
 // allowed to run), as opposed to the host's tool failing.
 func (o ToolOutput) Refused() bool {
-	_, ok := errors.AsType[*ResultError](o.Err)
-	return ok
+	return o.refused
 }

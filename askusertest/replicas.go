@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
-// Replica is one of two dispatchers that share an [askuser.Store], as [TestReplicas]
+// Replica is one of two dispatchers that share an [store.Store], as [TestReplicas]
 // takes them: the dispatcher, and the in-process transport its devices connect to.
 type Replica struct {
 	// Dispatcher uses the shared store.
@@ -26,7 +27,7 @@ type Replica struct {
 
 // TestReplicas checks what two dispatchers sharing one Store, each with its own
 // transport, must give the devices, which is what a shared store needs of the transport
-// (see [askuser.Store]):
+// (see [store.Store]):
 //
 //   - a question asked on either replica is shown to the devices of both, those
 //     connected before the ask and those that join after, once each;
@@ -58,25 +59,25 @@ const replicaQuestion = `{"questions":[{"question":"Which replica answers?","hea
 // each wait for an event.
 func checkReplicas(ctx context.Context, a, b Replica, wait time.Duration) error {
 	session := askuser.StringSession(fmt.Sprintf("replicas-%d-%d", time.Now().UnixNano(), replicasSeq.Add(1)))
-	expect := func(d *Device, where, typ, id string) (askuser.Event, error) {
+	expect := func(d *Device, where, typ, id string) (wire.Event, error) {
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
 		for {
 			ev, err := d.Recv(wctx)
 			if err != nil {
-				return askuser.Event{}, fmt.Errorf("askusertest: a device of %s was not sent %s of %q: %w", where, typ, id, err)
+				return wire.Event{}, fmt.Errorf("askusertest: a device of %s was not sent %s of %q: %w", where, typ, id, err)
 			}
-			if ev.Type != askuser.EventAsk && ev.Type != askuser.EventResolved {
+			if ev.Type != wire.EventAsk && ev.Type != wire.EventResolved {
 				continue // a host's own event
 			}
 			if ev.Type == typ && ev.RequestID() == id {
 				return ev, nil
 			}
-			return askuser.Event{}, fmt.Errorf("askusertest: a device of %s was sent %s of %q while waiting for %s of %q", where, ev.Type, ev.RequestID(), typ, id)
+			return wire.Event{}, fmt.Errorf("askusertest: a device of %s was sent %s of %q while waiting for %s of %q", where, ev.Type, ev.RequestID(), typ, id)
 		}
 	}
-	outcome := func(ev askuser.Event) askuser.Outcome {
-		var r askuser.ResolvedData
+	outcome := func(ev wire.Event) askuser.Outcome {
+		var r wire.ResolvedData
 		if json.Unmarshal(ev.Data, &r) != nil {
 			return 0
 		}
@@ -105,13 +106,13 @@ func checkReplicas(ctx context.Context, a, b Replica, wait time.Duration) error 
 	// Asked on the first replica, answered on the second.
 	const first = "replicas-answered"
 	res := call(a, first)
-	if _, err := expect(da, "the asking replica", askuser.EventAsk, first); err != nil {
+	if _, err := expect(da, "the asking replica", wire.EventAsk, first); err != nil {
 		return err
 	}
-	if _, err := expect(db, "the other replica", askuser.EventAsk, first); err != nil {
+	if _, err := expect(db, "the other replica", wire.EventAsk, first); err != nil {
 		return err
 	}
-	answer, _ := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{RequestID: first, Answers: []askuser.Answer{
+	answer, _ := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: first, Answers: []askuser.Answer{
 		{Question: "Which replica answers?", SelectedLabels: []string{"B"}},
 	}})
 	if err := db.Send(ctx, answer); err != nil {
@@ -128,7 +129,7 @@ func checkReplicas(ctx context.Context, a, b Replica, wait time.Duration) error 
 		dev   *Device
 		where string
 	}{{da, "the asking replica"}, {db, "the answering replica"}} {
-		ev, err := expect(d.dev, d.where, askuser.EventResolved, first)
+		ev, err := expect(d.dev, d.where, wire.EventResolved, first)
 		if err != nil {
 			return err
 		}
@@ -141,15 +142,15 @@ func checkReplicas(ctx context.Context, a, b Replica, wait time.Duration) error 
 	// and cancelled from the first.
 	const second = "replicas-cancelled"
 	res = call(b, second)
-	if _, err := expect(db, "the asking replica", askuser.EventAsk, second); err != nil {
+	if _, err := expect(db, "the asking replica", wire.EventAsk, second); err != nil {
 		return err
 	}
-	if _, err := expect(da, "the other replica", askuser.EventAsk, second); err != nil {
+	if _, err := expect(da, "the other replica", wire.EventAsk, second); err != nil {
 		return err
 	}
 	late := a.Devices.Connect(session)
 	defer late.Close()
-	if _, err := expect(late, "the other replica (joining after the ask)", askuser.EventAsk, second); err != nil {
+	if _, err := expect(late, "the other replica (joining after the ask)", wire.EventAsk, second); err != nil {
 		return err
 	}
 	if n := a.Dispatcher.CancelSession(session); n != 1 {
@@ -166,7 +167,7 @@ func checkReplicas(ctx context.Context, a, b Replica, wait time.Duration) error 
 		dev   *Device
 		where string
 	}{{db, "the asking replica"}, {da, "the cancelling replica"}, {late, "the cancelling replica (joined late)"}} {
-		ev, err := expect(d.dev, d.where, askuser.EventResolved, second)
+		ev, err := expect(d.dev, d.where, wire.EventResolved, second)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // sharedStore is a Store that two dispatchers share in one process: records in a map,
@@ -15,18 +17,18 @@ import (
 type sharedStore struct {
 	mu       sync.Mutex
 	rev      uint64
-	recs     map[[2]string]askuser.Record // by session and request id
-	watchers map[int]func(askuser.Record)
+	recs     map[[2]string]store.Record // by session and request id
+	watchers map[int]func(store.Record)
 	next     int
 }
 
 func newSharedStore() *sharedStore {
-	return &sharedStore{recs: make(map[[2]string]askuser.Record), watchers: make(map[int]func(askuser.Record))}
+	return &sharedStore{recs: make(map[[2]string]store.Record), watchers: make(map[int]func(store.Record))}
 }
 
 func storeKey(s askuser.SessionID, id string) [2]string { return [2]string{s.String(), id} }
 
-func (s *sharedStore) Put(_ context.Context, rec askuser.Record) (askuser.Record, bool, error) {
+func (s *sharedStore) Put(_ context.Context, rec store.Record) (store.Record, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := storeKey(rec.Session, rec.Ask.RequestID)
@@ -39,16 +41,16 @@ func (s *sharedStore) Put(_ context.Context, rec askuser.Record) (askuser.Record
 	return rec, true, nil
 }
 
-func (s *sharedStore) Get(_ context.Context, session askuser.SessionID, id string) (askuser.Record, error) {
+func (s *sharedStore) Get(_ context.Context, session askuser.SessionID, id string) (store.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rec, ok := s.recs[storeKey(session, id)]; ok {
 		return rec, nil
 	}
-	return askuser.Record{}, askuser.ErrNotPending
+	return store.Record{}, wire.ErrNotPending
 }
 
-func (s *sharedStore) End(_ context.Context, rec askuser.Record) (bool, error) {
+func (s *sharedStore) End(_ context.Context, rec store.Record) (bool, error) {
 	s.mu.Lock()
 	k := storeKey(rec.Session, rec.Ask.RequestID)
 	cur, ok := s.recs[k]
@@ -57,7 +59,7 @@ func (s *sharedStore) End(_ context.Context, rec askuser.Record) (bool, error) {
 		return false, nil
 	}
 	s.recs[k] = rec
-	var fs []func(askuser.Record)
+	var fs []func(store.Record)
 	for _, f := range s.watchers {
 		fs = append(fs, f)
 	}
@@ -68,10 +70,10 @@ func (s *sharedStore) End(_ context.Context, rec askuser.Record) (bool, error) {
 	return true, nil
 }
 
-func (s *sharedStore) Pending(_ context.Context, session askuser.SessionID) ([]askuser.Record, error) {
+func (s *sharedStore) Pending(_ context.Context, session askuser.SessionID) ([]store.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []askuser.Record
+	var out []store.Record
 	for _, rec := range s.recs {
 		if rec.Session == session && rec.Outcome == 0 {
 			out = append(out, rec)
@@ -80,7 +82,7 @@ func (s *sharedStore) Pending(_ context.Context, session askuser.SessionID) ([]a
 	return out, nil
 }
 
-func (s *sharedStore) Watch(f func(askuser.Record)) func() {
+func (s *sharedStore) Watch(f func(store.Record)) func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.next
@@ -97,7 +99,7 @@ func (s *sharedStore) Watch(f func(askuser.Record)) func() {
 // dispatcher sends reaches the devices of both.
 type spanning struct{ locals []*Transport }
 
-func (s spanning) Send(ctx context.Context, ev askuser.Event) error {
+func (s spanning) Send(ctx context.Context, ev wire.Event) error {
 	for _, t := range s.locals {
 		if err := t.Send(ctx, ev); err != nil {
 			return err
@@ -108,7 +110,7 @@ func (s spanning) Send(ctx context.Context, ev askuser.Event) error {
 
 // replicas returns two dispatchers on one shared store, each with its own devices'
 // transport, and each sending through span(own, other).
-func replicas(t *testing.T, span func(own, other *Transport) askuser.Transport) (Replica, Replica) {
+func replicas(t *testing.T, span func(own, other *Transport) wire.Transport) (Replica, Replica) {
 	st := newSharedStore()
 	la, lb := NewTransport(), NewTransport()
 	a := askuser.New(span(la, lb), &askuser.Options{Store: st})
@@ -128,14 +130,14 @@ func replicas(t *testing.T, span func(own, other *Transport) askuser.Transport) 
 // both keep every promise of TestReplicas.
 func TestReplicasWithASpanningTransport(t *testing.T) {
 	TestReplicas(t, func(t *testing.T) (Replica, Replica) {
-		return replicas(t, func(own, other *Transport) askuser.Transport { return spanning{[]*Transport{own, other}} })
+		return replicas(t, func(own, other *Transport) wire.Transport { return spanning{[]*Transport{own, other}} })
 	})
 }
 
 // TestReplicasWithLocalTransports: a transport of each replica's own devices alone does
 // not do for a shared store, and the check says why.
 func TestReplicasWithLocalTransports(t *testing.T) {
-	a, b := replicas(t, func(own, _ *Transport) askuser.Transport { return own })
+	a, b := replicas(t, func(own, _ *Transport) wire.Transport { return own })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := checkReplicas(ctx, a, b, 200*time.Millisecond)

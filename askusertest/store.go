@@ -10,14 +10,16 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
-// TestStore runs the contract of [askuser.Store] against a store: records of both kinds,
-// question sets and approvals, and grants when the store is an [askuser.GrantStore]. open returns two stores
+// TestStore runs the contract of [store.Store] against a store: records of both kinds,
+// question sets and approvals, and grants when the store is an [store.GrantStore]. open returns two stores
 // that share their records: two connections of a shared store (two replicas, say), or the
 // same store twice for one that is not shared. Each subtest calls open once; sessions are
 // unique per call, so stores that keep records across calls need no cleaning.
-func TestStore(t *testing.T, open func(t *testing.T) (a, b askuser.Store)) {
+func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 	var seq int
 	var mu sync.Mutex
 	session := func() askuser.SessionID {
@@ -27,10 +29,10 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b askuser.Store)) {
 		return askuser.StringSession(fmt.Sprintf("storetest-%d-%d", time.Now().UnixNano(), seq))
 	}
 	ctx := context.Background()
-	rec := func(s askuser.SessionID, id string) askuser.Record {
-		return askuser.Record{
+	rec := func(s askuser.SessionID, id string) store.Record {
+		return store.Record{
 			Session: s,
-			Ask: askuser.AskData{RequestID: id, ExpiresAt: time.Now().Add(time.Minute).UTC().Truncate(time.Millisecond), Questions: []askuser.Question{{
+			Ask: wire.AskData{RequestID: id, ExpiresAt: time.Now().Add(time.Minute).UTC().Truncate(time.Millisecond), Questions: []askuser.Question{{
 				Question: "Deploy now?", Header: "Deploy",
 				Options: []askuser.Option{{Label: "Yes", Description: "Ship it"}, {Label: "No", Description: "Wait", Preview: "# later"}},
 			}}},
@@ -53,10 +55,10 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b askuser.Store)) {
 		if err != nil || read.Rev != got.Rev || read.Ask.Questions[0].Options[1].Preview != "# later" || !read.Ask.ExpiresAt.Equal(got.Ask.ExpiresAt) {
 			t.Fatalf("Get = %+v, %v; want what was put", read, err)
 		}
-		if _, err := a.Get(ctx, s, "nope"); !errors.Is(err, askuser.ErrNotPending) {
+		if _, err := a.Get(ctx, s, "nope"); !errors.Is(err, wire.ErrNotPending) {
 			t.Fatalf("Get of an unknown id: %v, want ErrNotPending", err)
 		}
-		if _, err := a.Get(ctx, session(), "r1"); !errors.Is(err, askuser.ErrNotPending) {
+		if _, err := a.Get(ctx, session(), "r1"); !errors.Is(err, wire.ErrNotPending) {
 			t.Fatalf("Get in another session: %v, want ErrNotPending", err)
 		}
 	})
@@ -116,7 +118,7 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b askuser.Store)) {
 			if won[0] == askuser.Answered && (len(got.Answers) != 1 || got.Answers[0].SelectedLabels[0] != "Yes") {
 				t.Fatalf("kept answers %+v", got.Answers)
 			}
-		} else if !errors.Is(err, askuser.ErrNotPending) {
+		} else if !errors.Is(err, wire.ErrNotPending) {
 			t.Fatal(err)
 		}
 		if ok, _ := a.End(ctx, r); ok {
@@ -175,8 +177,8 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b askuser.Store)) {
 		if a == b {
 			t.Skip("one store: its dispatcher learns of its ends itself")
 		}
-		seen := make(chan askuser.Record, 16)
-		stop := b.Watch(func(r askuser.Record) { seen <- r })
+		seen := make(chan store.Record, 16)
+		stop := b.Watch(func(r store.Record) { seen <- r })
 		defer stop()
 		s := session()
 		r, _, err := a.Put(ctx, rec(s, "w1"))
@@ -203,9 +205,9 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b askuser.Store)) {
 	t.Run("approvals", func(t *testing.T) {
 		a, b := open(t)
 		s := session()
-		approval := askuser.Record{
+		approval := store.Record{
 			Session: s,
-			Approval: &askuser.ApprovalData{
+			Approval: &wire.ApprovalData{
 				RequestID: "a1", Tool: "delete_branch", Arguments: json.RawMessage(`{"name":"feature/x"}`),
 				Description: "Deletes a branch", Decisions: []string{"approve", "deny", "edit", "always"},
 				ArgumentsSchema: json.RawMessage(`{"type":"object"}`), Always: "every call of delete_branch in this session",
@@ -242,35 +244,35 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b askuser.Store)) {
 		}
 		end := read
 		end.Outcome = askuser.Edited
-		end.Decision = &askuser.Decision{Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"name":"feature/y"}`), By: "alice",
+		end.Decision = &store.Decision{Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"name":"feature/y"}`), By: "alice",
 			At:    time.Now().Truncate(time.Millisecond),
-			Grant: &askuser.Grant{Session: s, ID: "a1", Tool: "delete_branch", Scope: "feature branches", Covers: "c", By: "alice", At: time.Now().Truncate(time.Millisecond)}}
+			Grant: &store.Grant{Session: s, ID: "a1", Tool: "delete_branch", Scope: "feature branches", Covers: "c", By: "alice", At: time.Now().Truncate(time.Millisecond)}}
 		if ok, err := b.End(ctx, end); !ok || err != nil {
 			t.Fatalf("End = %v, %v", ok, err)
 		}
 		if kept, err := a.Get(ctx, s, "a1"); err == nil {
 			d := kept.Decision
-			if kept.Outcome != askuser.Edited || d == nil || d.Decision != askuser.DecisionEdit || string(d.Arguments) != `{"name":"feature/y"}` ||
+			if kept.Outcome != askuser.Edited || d == nil || d.Decision != wire.DecisionEdit || string(d.Arguments) != `{"name":"feature/y"}` ||
 				d.By != "alice" || !d.At.Equal(end.Decision.At) || d.Grant == nil || !sameGrant(*d.Grant, *end.Decision.Grant) || kept.Approval == nil {
 				t.Fatalf("the kept approval is %+v with %+v, want the decision recorded", kept, d)
 			}
-		} else if !errors.Is(err, askuser.ErrNotPending) {
+		} else if !errors.Is(err, wire.ErrNotPending) {
 			t.Fatal(err)
 		}
 	})
 
 	t.Run("grants", func(t *testing.T) {
 		a, b := open(t)
-		ga, ok := a.(askuser.GrantStore)
-		gb, _ := b.(askuser.GrantStore)
+		ga, ok := a.(store.GrantStore)
+		gb, _ := b.(store.GrantStore)
 		if !ok || gb == nil {
 			t.Skip("the store keeps no grants")
 		}
 		s, other := session(), session()
 		at := time.Now().Truncate(time.Millisecond)
-		g1 := askuser.Grant{Session: s, ID: "a1", Tool: "delete_branch", Scope: "feature", Covers: "feature branches", By: "alice", At: at}
-		g2 := askuser.Grant{Session: s, ID: "a2", Tool: "send_email", At: at.Add(time.Second)}
-		for _, g := range []askuser.Grant{g1, g2, {Session: other, ID: "a1", Tool: "x", At: at}} {
+		g1 := store.Grant{Session: s, ID: "a1", Tool: "delete_branch", Scope: "feature", Covers: "feature branches", By: "alice", At: at}
+		g2 := store.Grant{Session: s, ID: "a2", Tool: "send_email", At: at.Add(time.Second)}
+		for _, g := range []store.Grant{g1, g2, {Session: other, ID: "a1", Tool: "x", At: at}} {
 			if err := ga.PutGrant(ctx, g); err != nil {
 				t.Fatal(err)
 			}
@@ -298,7 +300,7 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b askuser.Store)) {
 }
 
 // sameGrant reports whether a and b are the same grant, their times equal as instants.
-func sameGrant(a, b askuser.Grant) bool {
+func sameGrant(a, b store.Grant) bool {
 	at, bt := a.At, b.At
 	a.At, b.At = time.Time{}, time.Time{}
 	return a == b && at.Equal(bt)

@@ -1,6 +1,6 @@
 // Package askusertest provides what tests and examples of askuser hosts and stores need,
 // as net/http/httptest does for HTTP: an in-process [Transport] whose devices are Go
-// values; [TestStore], the contract every [askuser.Store] must keep; and [TestReplicas],
+// values; [TestStore], the contract every [store.Store] must keep; and [TestReplicas],
 // what dispatchers sharing a store need of their transports.
 //
 // It is a package of its own so that the askuser package's face is only what production
@@ -13,16 +13,17 @@ import (
 	"sync"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
-// Transport is an in-process [askuser.Transport] and [askuser.Presence]: devices are
+// Transport is an in-process [wire.Transport] and [wire.Presence]: devices are
 // [*Device] values with unbounded queues, connected with [Transport.Connect]. It keeps
 // the join rule of askuser.Transport. The zero value is not usable; call NewTransport.
 // All methods may be called concurrently.
 type Transport struct {
 	mu      sync.Mutex
 	devices map[askuser.SessionID][]*Device
-	inbound askuser.Inbound
+	inbound wire.Inbound
 	closed  bool
 }
 
@@ -33,32 +34,32 @@ func NewTransport() *Transport {
 
 // Bind sets where devices' events go: the dispatcher using this transport, which
 // askuser.New binds itself.
-func (t *Transport) Bind(in askuser.Inbound) {
+func (t *Transport) Bind(in wire.Inbound) {
 	t.mu.Lock()
 	t.inbound = in
 	t.mu.Unlock()
 }
 
 // Send queues ev on every device of its session, keeping the join rule. After Close it
-// returns [askuser.ErrTransportClosed].
-func (t *Transport) Send(ctx context.Context, ev askuser.Event) error {
+// returns [wire.ErrTransportClosed].
+func (t *Transport) Send(ctx context.Context, ev wire.Event) error {
 	var id string
 	switch ev.Type {
-	case askuser.EventAsk, askuser.EventResolved, askuser.EventApproval, askuser.EventApprovalResolved:
+	case wire.EventAsk, wire.EventResolved, wire.EventApproval, wire.EventApprovalResolved:
 		id = ev.RequestID()
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
-		return askuser.ErrTransportClosed
+		return wire.ErrTransportClosed
 	}
 	for _, d := range t.devices[ev.SessionID] {
 		switch ev.Type {
-		case askuser.EventAsk, askuser.EventApproval:
+		case wire.EventAsk, wire.EventApproval:
 			if !d.seen.ask(id) {
 				continue
 			}
-		case askuser.EventResolved, askuser.EventApprovalResolved:
+		case wire.EventResolved, wire.EventApprovalResolved:
 			d.seen.resolved(id)
 		}
 		d.push(ev)
@@ -82,7 +83,7 @@ func (t *Transport) Connect(session askuser.SessionID) *Device {
 }
 
 // ConnectAs is Connect for a device of the person user: the events it sends carry user
-// as their [askuser.Event.User], as a transport that authenticates sets it.
+// as their [wire.Event.User], as a transport that authenticates sets it.
 func (t *Transport) ConnectAs(session askuser.SessionID, user string) *Device {
 	d := &Device{t: t, session: session, user: user, wake: make(chan struct{}, 1), seen: newSeen()}
 	t.mu.Lock()
@@ -94,12 +95,12 @@ func (t *Transport) ConnectAs(session askuser.SessionID, user string) *Device {
 	t.devices[session] = append(t.devices[session], d)
 	if t.inbound != nil {
 		for _, a := range t.inbound.Pending(session) {
-			if ev, err := askuser.NewEvent(askuser.EventAsk, session, a); err == nil && d.seen.ask(a.RequestID) {
+			if ev, err := wire.NewEvent(wire.EventAsk, session, a); err == nil && d.seen.ask(a.RequestID) {
 				d.push(ev)
 			}
 		}
 		for _, a := range t.inbound.PendingApprovals(session) {
-			if ev, err := askuser.NewEvent(askuser.EventApproval, session, a); err == nil && d.seen.ask(a.RequestID) {
+			if ev, err := wire.NewEvent(wire.EventApproval, session, a); err == nil && d.seen.ask(a.RequestID) {
 				d.push(ev)
 			}
 		}
@@ -107,7 +108,7 @@ func (t *Transport) ConnectAs(session askuser.SessionID, user string) *Device {
 	return d
 }
 
-// Close disconnects every device; later Sends fail with [askuser.ErrTransportClosed].
+// Close disconnects every device; later Sends fail with [wire.ErrTransportClosed].
 // Close may be called more than once.
 func (t *Transport) Close() error {
 	t.mu.Lock()
@@ -133,7 +134,7 @@ type Device struct {
 	user    string
 	seen    *seen // guarded by t.mu
 	mu      sync.Mutex
-	queue   []askuser.Event
+	queue   []wire.Event
 	closed  bool
 	wake    chan struct{}
 }
@@ -142,13 +143,13 @@ type Device struct {
 func (d *Device) Session() askuser.SessionID { return d.session }
 
 // Recv returns the next event sent to the device, waiting for one until ctx ends. After
-// the device is closed and its queue drained, it returns [askuser.ErrTransportClosed].
-func (d *Device) Recv(ctx context.Context) (askuser.Event, error) {
+// the device is closed and its queue drained, it returns [wire.ErrTransportClosed].
+func (d *Device) Recv(ctx context.Context) (wire.Event, error) {
 	for {
 		d.mu.Lock()
 		if len(d.queue) > 0 {
 			ev := d.queue[0]
-			d.queue[0] = askuser.Event{}
+			d.queue[0] = wire.Event{}
 			d.queue = d.queue[1:]
 			d.mu.Unlock()
 			return ev, nil
@@ -156,12 +157,12 @@ func (d *Device) Recv(ctx context.Context) (askuser.Event, error) {
 		closed := d.closed
 		d.mu.Unlock()
 		if closed {
-			return askuser.Event{}, askuser.ErrTransportClosed
+			return wire.Event{}, wire.ErrTransportClosed
 		}
 		select {
 		case <-d.wake:
 		case <-ctx.Done():
-			return askuser.Event{}, ctx.Err()
+			return wire.Event{}, ctx.Err()
 		}
 	}
 }
@@ -170,7 +171,7 @@ func (d *Device) Recv(ctx context.Context) (askuser.Event, error) {
 // forced to the device's own (and the user to its, see [Transport.ConnectAs]), and returns the Inbound's verdict: nil when the event was
 // accepted, the refusal otherwise. Unlike a real transport it does not also queue the
 // refusal to the device as an error event, so that each refusal is reported once.
-func (d *Device) Send(ctx context.Context, ev askuser.Event) error {
+func (d *Device) Send(ctx context.Context, ev wire.Event) error {
 	d.t.mu.Lock()
 	in := d.t.inbound
 	d.t.mu.Unlock()
@@ -208,7 +209,7 @@ func (d *Device) Close() {
 	}
 }
 
-func (d *Device) push(ev askuser.Event) {
+func (d *Device) push(ev wire.Event) {
 	d.mu.Lock()
 	if !d.closed {
 		d.queue = append(d.queue, ev)

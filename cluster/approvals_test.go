@@ -10,6 +10,8 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -44,8 +46,8 @@ func approvalResult(t testing.TB, ch chan askuser.ApprovalResult) askuser.Approv
 	return askuser.ApprovalResult{}
 }
 
-func decision(session askuser.SessionID, data askuser.ApprovalResultData) askuser.Event {
-	ev, err := askuser.NewEvent(askuser.EventApprovalResult, session, data)
+func decision(session askuser.SessionID, data wire.ApprovalResultData) wire.Event {
+	ev, err := wire.NewEvent(wire.EventApprovalResult, session, data)
 	if err != nil {
 		panic(err)
 	}
@@ -59,8 +61,8 @@ func decision(session askuser.SessionID, data askuser.ApprovalResultData) askuse
 func TestApprovalAcrossReplicas(t *testing.T) {
 	checkLeaks(t)
 	var mu sync.Mutex
-	var audits []askuser.Audit
-	opts := &askuser.Options{Policy: branchPolicy(), Observer: askuser.Hooks{OnAudit: func(a askuser.Audit) {
+	var audits []observe.Audit
+	opts := &askuser.Options{Policy: branchPolicy(), Observer: observe.Hooks{OnAudit: func(a observe.Audit) {
 		mu.Lock()
 		audits = append(audits, a)
 		mu.Unlock()
@@ -71,8 +73,8 @@ func TestApprovalAcrossReplicas(t *testing.T) {
 	ch := approve(rs[0], s, "toolu_1", `{"name":"feature/old"}`)
 	var digest string
 	for _, d := range devs {
-		var a askuser.ApprovalData
-		if err := json.Unmarshal(recv(t, d, askuser.EventApproval).Data, &a); err != nil || a.RequestID != "toolu_1" {
+		var a wire.ApprovalData
+		if err := json.Unmarshal(recv(t, d, wire.EventApproval).Data, &a); err != nil || a.RequestID != "toolu_1" {
 			t.Fatalf("approval %+v, %v", a, err)
 		}
 		digest = a.Digest
@@ -80,9 +82,9 @@ func TestApprovalAcrossReplicas(t *testing.T) {
 	// Two devices on two other replicas decide at once: one wins.
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
-	for i, dec := range []askuser.ApprovalResultData{
-		{RequestID: "toolu_1", Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"name":"feature/older"}`), Digest: digest},
-		{RequestID: "toolu_1", Decision: askuser.DecisionDeny, Reason: "keep it", Digest: digest},
+	for i, dec := range []wire.ApprovalResultData{
+		{RequestID: "toolu_1", Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"name":"feature/older"}`), Digest: digest},
+		{RequestID: "toolu_1", Decision: wire.DecisionDeny, Reason: "keep it", Digest: digest},
 	} {
 		wg.Go(func() { errs[i] = devs[i+1].Send(context.Background(), decision(s, dec)) })
 	}
@@ -102,8 +104,8 @@ func TestApprovalAcrossReplicas(t *testing.T) {
 		t.Fatalf("it would run with %s", r.Arguments)
 	}
 	for _, d := range devs {
-		var res askuser.ApprovalResolvedData
-		if err := json.Unmarshal(recv(t, d, askuser.EventApprovalResolved).Data, &res); err != nil || res.Outcome != want {
+		var res wire.ApprovalResolvedData
+		if err := json.Unmarshal(recv(t, d, wire.EventApprovalResolved).Data, &res); err != nil || res.Outcome != want {
 			t.Fatalf("a device was told %+v, %v", res, err)
 		}
 	}
@@ -125,8 +127,8 @@ func TestGrantOnAnotherReplica(t *testing.T) {
 	s := askuser.StringSession("grants")
 	dev := rs[1].devices.Connect(s)
 	ch := approve(rs[0], s, "toolu_g1", `{"name":"a"}`)
-	recv(t, dev, askuser.EventApproval)
-	if err := dev.Send(context.Background(), decision(s, askuser.ApprovalResultData{RequestID: "toolu_g1", Decision: askuser.DecisionAlways})); err != nil {
+	recv(t, dev, wire.EventApproval)
+	if err := dev.Send(context.Background(), decision(s, wire.ApprovalResultData{RequestID: "toolu_g1", Decision: wire.DecisionAlways})); err != nil {
 		t.Fatal(err)
 	}
 	r := approvalResult(t, ch)
@@ -145,7 +147,7 @@ func TestGrantOnAnotherReplica(t *testing.T) {
 		t.Fatalf("RevokeGrant = %v, %v", ok, err)
 	}
 	again := approve(rs[2], s, "toolu_g3", `{"name":"c"}`)
-	recv(t, dev, askuser.EventApproval) // asked again
+	recv(t, dev, wire.EventApproval) // asked again
 	rs[0].d.CancelSession(s)
 	if r := approvalResult(t, again); r.Outcome != askuser.Cancelled {
 		t.Fatalf("after the revoke: %+v", r)
@@ -166,7 +168,7 @@ func TestApprovalResumedOnAnotherReplica(t *testing.T) {
 	s := askuser.StringSession("resumed")
 	dev := b.devices.Connect(s)
 	ch := approve(a, s, "toolu_r", `{"name":"x"}`)
-	recv(t, dev, askuser.EventApproval)
+	recv(t, dev, wire.EventApproval)
 	a.d.Close() // its call returns Shutdown; the approval stays for the others
 	if r := approvalResult(t, ch); r.Outcome != askuser.Shutdown {
 		t.Fatalf("the closed replica's call: %+v", r)
@@ -174,10 +176,10 @@ func TestApprovalResumedOnAnotherReplica(t *testing.T) {
 	if p := b.d.PendingApprovals(s); len(p) != 1 {
 		t.Fatalf("pending after the close: %+v", p)
 	}
-	if err := dev.Send(context.Background(), decision(s, askuser.ApprovalResultData{RequestID: "toolu_r", Decision: askuser.DecisionApprove})); err != nil {
+	if err := dev.Send(context.Background(), decision(s, wire.ApprovalResultData{RequestID: "toolu_r", Decision: wire.DecisionApprove})); err != nil {
 		t.Fatal(err)
 	}
-	recv(t, dev, askuser.EventApprovalResolved)
+	recv(t, dev, wire.EventApprovalResolved)
 	c := newReplica(t, "c", n.url(), sopts, dopts)
 	r := c.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "toolu_r", Name: "delete_branch", Arguments: json.RawMessage(`{ "name": "x" }`)})
 	if r.Outcome != askuser.Approved || string(r.Arguments) != `{ "name": "x" }` {
@@ -188,7 +190,7 @@ func TestApprovalResumedOnAnotherReplica(t *testing.T) {
 		t.Fatalf("the same id with other arguments got %+v", other)
 	}
 	for _, ev := range drain(dev) {
-		if ev.Type == askuser.EventApproval {
+		if ev.Type == wire.EventApproval {
 			t.Fatalf("asked twice: %v", ev)
 		}
 	}

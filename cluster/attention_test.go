@@ -14,16 +14,19 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/cluster"
+	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 )
 
 // notices records what a Notifier is given.
 type notices struct {
 	mu  sync.Mutex
-	got []askuser.Notice
+	got []notify.Notice
 }
 
-func (n *notices) Notify(_ context.Context, x askuser.Notice) error {
+func (n *notices) Notify(_ context.Context, x notify.Notice) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.got = append(n.got, x)
@@ -81,7 +84,7 @@ func TestNoticeHonoursOtherReplicasDevices(t *testing.T) {
 	}()
 	visible := func(v bool) {
 		t.Helper()
-		ev, _ := askuser.NewEvent(askuser.EventVisibility, s, map[string]bool{"visible": v})
+		ev, _ := wire.NewEvent(wire.EventVisibility, s, map[string]bool{"visible": v})
 		msg, _ := ev.Encode()
 		if err := ws.Write(ctx, websocket.MessageText, msg); err != nil {
 			t.Fatal(err)
@@ -106,7 +109,7 @@ func TestNoticeHonoursOtherReplicasDevices(t *testing.T) {
 	asking.mu.Lock()
 	got := asking.got[0]
 	asking.mu.Unlock()
-	if got.Session != s || got.RequestID != "toolu_1" || got.Kind != askuser.KindQuestion {
+	if got.Session != s || got.RequestID != "toolu_1" || got.Kind != store.KindQuestion {
 		t.Fatalf("notice %+v", got)
 	}
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/store"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -107,7 +107,7 @@ func (s *Store) askLeader(after uint64, doubts map[string]uint64) auditResult {
 func (s *Store) audited(a *audit, r auditResult) error {
 	a.busy = false
 	var ch change
-	var over []askuser.Record
+	var over []store.Record
 	s.mu.Lock()
 	for key, rev := range a.doubts {
 		m := s.pending[key]

@@ -7,6 +7,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/cluster"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -19,8 +20,8 @@ func TestStarvedWatchStartsAgain(t *testing.T) {
 	s := askuser.StringSession("starved")
 	d1, d2 := rs[0].devices.Connect(s), rs[1].devices.Connect(s)
 	ch := dispatch(rs[1], s, "q", deployArgs)
-	recv(t, d1, askuser.EventAsk)
-	recv(t, d2, askuser.EventAsk)
+	recv(t, d1, wire.EventAsk)
+	recv(t, d2, wire.EventAsk)
 	before := rs[0].store.Snapshots()
 	rs[0].store.StarveWatch()
 	if err := d2.Send(context.Background(), answerEvent(s, "q", "Yes", "")); err != nil {
@@ -30,7 +31,7 @@ func TestStarvedWatchStartsAgain(t *testing.T) {
 	if res := result(t, ch); res.Outcome != askuser.Answered {
 		t.Fatalf("the call got %+v", res)
 	}
-	if r := resolvedOf(t, recv(t, d1, askuser.EventResolved)); r.RequestID != "q" || r.Outcome != askuser.Answered {
+	if r := resolvedOf(t, recv(t, d1, wire.EventResolved)); r.RequestID != "q" || r.Outcome != askuser.Answered {
 		t.Fatalf("the starved replica's device was told %+v", r)
 	}
 	late := time.Since(answered)
@@ -57,8 +58,8 @@ func TestQuestionGoneWhileAway(t *testing.T) {
 	s := askuser.StringSession("away")
 	d1, d2 := r1.devices.Connect(s), r2.devices.Connect(s)
 	ch := dispatch(r2, s, "q", deployArgs)
-	recv(t, d1, askuser.EventAsk)
-	recv(t, d2, askuser.EventAsk)
+	recv(t, d1, wire.EventAsk)
+	recv(t, d2, wire.EventAsk)
 	nodes[0].stop()
 	// r2's call ends the question at its expiry, while r1 is away.
 	if res := result(t, ch); res.Outcome != askuser.TimedOut {
@@ -76,7 +77,7 @@ func TestQuestionGoneWhileAway(t *testing.T) {
 		return err == nil && st.CachedInfo().State.Msgs == 0
 	})
 	nodes[0].start()
-	r := resolvedOf(t, recv(t, d1, askuser.EventResolved))
+	r := resolvedOf(t, recv(t, d1, wire.EventResolved))
 	if r.RequestID != "q" || r.Outcome != askuser.TimedOut {
 		t.Fatalf("the replica back was told %+v", r)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -52,7 +54,7 @@ func answerAll(ctx context.Context, d *askusertest.Device) {
 		if err != nil {
 			return
 		}
-		if ev.Type == askuser.EventAsk {
+		if ev.Type == wire.EventAsk {
 			_ = d.Send(ctx, answerEvent(d.Session(), ev.RequestID(), "Yes", ""))
 		}
 	}
@@ -225,7 +227,7 @@ func BenchmarkPendingMemory(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
 		for i := range puts {
-			rec, _, err := r.store.Put(ctx, askuser.Record{Session: s, AskedAt: time.Now(), Ask: askuser.AskData{
+			rec, _, err := r.store.Put(ctx, store.Record{Session: s, AskedAt: time.Now(), Ask: wire.AskData{
 				RequestID: puts[i].id, ExpiresAt: time.Now().Add(5 * time.Minute),
 				Questions: []askuser.Question{{Question: "Which framework should we use for the new module?", Header: "Framework", Options: []askuser.Option{
 					{Label: "Vue 3 (Recommended)", Description: "Composition API + TypeScript, matches the existing stack"},
@@ -246,7 +248,7 @@ func BenchmarkPendingMemory(b *testing.B) {
 			b.ReportMetric(float64(info.CachedInfo().State.Bytes)/n, "storage-B/pending")
 		}
 		for _, p := range puts {
-			_, _ = r.store.End(ctx, askuser.Record{Session: s, Ask: askuser.AskData{RequestID: p.id}, Rev: p.rev, Outcome: askuser.Cancelled})
+			_, _ = r.store.End(ctx, store.Record{Session: s, Ask: wire.AskData{RequestID: p.id}, Rev: p.rev, Outcome: askuser.Cancelled})
 		}
 		b.StartTimer()
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/cluster"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
 	"github.com/nats-io/nats.go"
@@ -138,11 +139,11 @@ func (r *chaosReplica) start() error {
 			return []askuser.SessionID{askuser.StringSession(req.URL.Query().Get("session"))}, nil
 		},
 		MaxMessagesPerSecond: 10000,
-		OnEvent: func(ctx context.Context, c *wshub.Conn, ev askuser.Event) error {
+		OnEvent: func(ctx context.Context, c *wshub.Conn, ev wire.Event) error {
 			if ev.Type != "chaos_sync" {
-				return askuser.ErrUnsupportedEvent
+				return wire.ErrUnsupportedEvent
 			}
-			return c.Send(ctx, askuser.Event{Type: "chaos_ack", SessionID: ev.SessionID, Data: ev.Data})
+			return c.Send(ctx, wire.Event{Type: "chaos_ack", SessionID: ev.SessionID, Data: ev.Data})
 		},
 	})
 	tr, err := cluster.NewTransport(st, hub)
@@ -532,7 +533,7 @@ func (dv *chaosDevice) connect(ctx context.Context) *chaosConn {
 		return nil
 	}
 	ws.SetReadLimit(1 << 20)
-	c := &chaosConn{name: dv.name + "@" + r.name, session: dv.session, t: dv.t, ws: ws, asks: map[string]int{}, resolved: map[string]askuser.Outcome{}, errors: map[string][]askuser.ErrorData{}, wake: make(chan struct{}, 1), readDone: make(chan struct{})}
+	c := &chaosConn{name: dv.name + "@" + r.name, session: dv.session, t: dv.t, ws: ws, asks: map[string]int{}, resolved: map[string]askuser.Outcome{}, errors: map[string][]wire.ErrorData{}, wake: make(chan struct{}, 1), readDone: make(chan struct{})}
 	go c.read(ctx)
 	dv.log.mu.Lock()
 	dv.log.conns = append(dv.log.conns, c)
@@ -547,7 +548,7 @@ func (dv *chaosDevice) act(ctx context.Context, c *chaosConn, kind sendKind, id 
 	}
 	dv.n++
 	token := fmt.Sprintf("%s#%d", dv.name, dv.n)
-	data := askuser.ResultData{RequestID: id}
+	data := wire.ResultData{RequestID: id}
 	some := []string{"X", "Y", "Z"}[:1+dv.rng.IntN(3)]
 	switch kind {
 	case sendValid:
@@ -558,7 +559,7 @@ func (dv *chaosDevice) act(ctx context.Context, c *chaosConn, kind sendKind, id 
 		data.Declined = true
 	}
 	raw, _ := json.Marshal(data)
-	msg, _ := json.Marshal(askuser.Event{Type: askuser.EventResult, SessionID: askuser.StringSession(dv.session), Data: raw})
+	msg, _ := json.Marshal(wire.Event{Type: wire.EventResult, SessionID: askuser.StringSession(dv.session), Data: raw})
 	before := len(c.errorsOf(id))
 	s := chaosSend{device: c.name, request: id, kind: kind, token: token, verdict: unknown}
 	if err := c.ws.Write(ctx, websocket.MessageText, msg); err == nil && c.sync(ctx) {
@@ -585,7 +586,7 @@ type chaosConn struct {
 	mu       sync.Mutex
 	asks     map[string]int
 	resolved map[string]askuser.Outcome
-	errors   map[string][]askuser.ErrorData
+	errors   map[string][]wire.ErrorData
 	acks     int
 	syncs    int
 	wake     chan struct{}
@@ -599,24 +600,24 @@ func (c *chaosConn) read(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		ev, err := askuser.ParseEvent(msg)
+		ev, err := wire.ParseEvent(msg)
 		if err != nil {
 			c.t.Errorf("%s: a replica sent a malformed event: %v", c.name, err)
 			return
 		}
 		c.mu.Lock()
 		switch ev.Type {
-		case askuser.EventAsk:
+		case wire.EventAsk:
 			c.asks[ev.RequestID()]++
-		case askuser.EventResolved:
-			var r askuser.ResolvedData
+		case wire.EventResolved:
+			var r wire.ResolvedData
 			_ = json.Unmarshal(ev.Data, &r)
 			if prev, dup := c.resolved[r.RequestID]; dup {
 				c.t.Errorf("%s: %s resolved twice (%v, %v)", c.name, r.RequestID, prev, r.Outcome)
 			}
 			c.resolved[r.RequestID] = r.Outcome
-		case askuser.EventError:
-			var e askuser.ErrorData
+		case wire.EventError:
+			var e wire.ErrorData
 			_ = json.Unmarshal(ev.Data, &e)
 			c.errors[e.RequestID] = append(c.errors[e.RequestID], e)
 		case "chaos_ack":
@@ -657,7 +658,7 @@ func (c *chaosConn) sync(ctx context.Context) bool {
 	}
 }
 
-func (c *chaosConn) errorsOf(id string) []askuser.ErrorData {
+func (c *chaosConn) errorsOf(id string) []wire.ErrorData {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.errors[id])

@@ -10,6 +10,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -49,7 +50,7 @@ func Example() {
 	go func() {
 		ev, _ := phone.Recv(ctx)
 		fmt.Println("the phone, on replica 2, is asked:", ev.RequestID())
-		answer, _ := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{RequestID: ev.RequestID(), Answers: []askuser.Answer{
+		answer, _ := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: ev.RequestID(), Answers: []askuser.Answer{
 			{Question: "Deploy now?", SelectedLabels: []string{"Yes"}},
 		}})
 		_ = phone.Send(ctx, answer)

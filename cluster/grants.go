@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/store"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -74,8 +75,8 @@ func (s *Store) grantKV(ctx context.Context) (jetstream.KeyValue, error) {
 }
 
 // PutGrant keeps g on every replica, in place of a grant of the same session and ID; it
-// implements [askuser.GrantStore].
-func (s *Store) PutGrant(ctx context.Context, g askuser.Grant) error {
+// implements [store.GrantStore].
+func (s *Store) PutGrant(ctx context.Context, g store.Grant) error {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	kv, err := s.grantKV(ctx)
@@ -98,8 +99,8 @@ func (s *Store) PutGrant(ctx context.Context, g askuser.Grant) error {
 }
 
 // Grants returns the session's grants, oldest first, read from the stream's leader; it
-// implements [askuser.GrantStore].
-func (s *Store) Grants(ctx context.Context, session askuser.SessionID) ([]askuser.Grant, error) {
+// implements [store.GrantStore].
+func (s *Store) Grants(ctx context.Context, session askuser.SessionID) ([]store.Grant, error) {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	kv, err := s.grantKV(ctx)
@@ -108,7 +109,7 @@ func (s *Store) Grants(ctx context.Context, session askuser.SessionID) ([]askuse
 	}
 	name := s.opts.Bucket + "_grants"
 	prefix := "$KV." + name + "."
-	var out []askuser.Grant
+	var out []store.Grant
 	err = s.retry(ctx, func(ctx context.Context) error {
 		out = out[:0]
 		st, err := s.js.Stream(ctx, "KV_"+name)
@@ -141,7 +142,7 @@ func (s *Store) Grants(ctx context.Context, session askuser.SessionID) ([]askuse
 	if err != nil {
 		return nil, unavailable("listing the grants", err)
 	}
-	slices.SortFunc(out, func(a, b askuser.Grant) int {
+	slices.SortFunc(out, func(a, b store.Grant) int {
 		if c := a.At.Compare(b.At); c != 0 {
 			return c
 		}
@@ -151,7 +152,7 @@ func (s *Store) Grants(ctx context.Context, session askuser.SessionID) ([]askuse
 }
 
 // RevokeGrant removes the session's grant id on every replica, and reports whether there
-// was one; it implements [askuser.GrantStore].
+// was one; it implements [store.GrantStore].
 func (s *Store) RevokeGrant(ctx context.Context, session askuser.SessionID, id string) (bool, error) {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()

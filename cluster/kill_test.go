@@ -17,6 +17,7 @@ import (
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
 	"github.com/askuser-go/askuser/cluster/natstest"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/nats-io/nats.go"
 )
 
@@ -165,7 +166,7 @@ func TestReplicaKilled(t *testing.T) {
 	t.Run("answered while it was down", func(t *testing.T) {
 		a := startChild(t, n.url(), "killed", "toolu_A", deployArgs)
 		a.line(t, "waiting")
-		if ask := recv(t, dev, askuser.EventAsk); ask.RequestID() != "toolu_A" {
+		if ask := recv(t, dev, wire.EventAsk); ask.RequestID() != "toolu_A" {
 			t.Fatal(ask)
 		}
 		a.kill(t)
@@ -173,12 +174,12 @@ func TestReplicaKilled(t *testing.T) {
 			t.Fatalf("after the kill, pending %+v", p)
 		}
 		late := r.devices.Connect(s)
-		recv(t, late, askuser.EventAsk)
+		recv(t, late, wire.EventAsk)
 		late.Close()
 		if err := dev.Send(context.Background(), answerEvent(s, "toolu_A", "Yes", "")); err != nil {
 			t.Fatal(err)
 		}
-		recv(t, dev, askuser.EventResolved)
+		recv(t, dev, wire.EventResolved)
 		b := startChild(t, n.url(), "killed", "toolu_A", deployArgs)
 		if got := b.line(t, "result"); got != `result answered {"answers":[{"question":"Deploy now?","selectedLabels":["Yes"],"customInput":null}]}` {
 			t.Fatalf("the resumed run got %s", got)
@@ -188,7 +189,7 @@ func TestReplicaKilled(t *testing.T) {
 	t.Run("resumed before the answer", func(t *testing.T) {
 		a := startChild(t, n.url(), "killed", "toolu_B", deployArgs)
 		a.line(t, "waiting")
-		recv(t, dev, askuser.EventAsk)
+		recv(t, dev, wire.EventAsk)
 		a.kill(t)
 		b := startChild(t, n.url(), "killed", "toolu_B", deployArgs)
 		b.line(t, "waiting")
@@ -203,7 +204,7 @@ func TestReplicaKilled(t *testing.T) {
 	t.Run("same id, other arguments", func(t *testing.T) {
 		a := startChild(t, n.url(), "killed", "toolu_C", deployArgs)
 		a.line(t, "waiting")
-		recv(t, dev, askuser.EventAsk)
+		recv(t, dev, wire.EventAsk)
 		a.kill(t)
 		b := startChild(t, n.url(), "killed", "toolu_C", otherArgs)
 		if got := b.line(t, "result"); !strings.HasPrefix(got, "result invalid ") || !strings.Contains(got, "already asking different questions") {
@@ -216,7 +217,7 @@ func TestReplicaKilled(t *testing.T) {
 	})
 
 	for _, ev := range drain(dev) {
-		if ev.Type == askuser.EventAsk {
+		if ev.Type == wire.EventAsk {
 			t.Fatalf("a question was asked twice: %v", ev)
 		}
 	}
@@ -240,23 +241,23 @@ func TestReplicaKilledWhileApprovalWaits(t *testing.T) {
 
 	a := startChild(t, n.url(), "killed-approval", "toolu_K", `{"name":"old"}`, tool)
 	a.line(t, "waiting")
-	if ev := recv(t, dev, askuser.EventApproval); ev.RequestID() != "toolu_K" {
+	if ev := recv(t, dev, wire.EventApproval); ev.RequestID() != "toolu_K" {
 		t.Fatal(ev)
 	}
 	a.kill(t)
 	if p := r.d.PendingApprovals(s); len(p) != 1 || p[0].RequestID != "toolu_K" {
 		t.Fatalf("after the kill, pending %+v", p)
 	}
-	if err := dev.Send(context.Background(), decision(s, askuser.ApprovalResultData{RequestID: "toolu_K", Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"name":"older"}`)})); err != nil {
+	if err := dev.Send(context.Background(), decision(s, wire.ApprovalResultData{RequestID: "toolu_K", Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"name":"older"}`)})); err != nil {
 		t.Fatal(err)
 	}
-	recv(t, dev, askuser.EventApprovalResolved)
+	recv(t, dev, wire.EventApprovalResolved)
 	b := startChild(t, n.url(), "killed-approval", "toolu_K", `{"name":"old"}`, tool)
 	if got := b.line(t, "result"); got != `result edited {"name":"older"}` {
 		t.Fatalf("the resumed run got %s", got)
 	}
 	for _, ev := range drain(dev) {
-		if ev.Type == askuser.EventApproval {
+		if ev.Type == wire.EventApproval {
 			t.Fatalf("asked twice: %v", ev)
 		}
 	}

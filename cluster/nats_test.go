@@ -14,6 +14,7 @@ import (
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
 	"github.com/askuser-go/askuser/cluster/natstest"
+	"github.com/askuser-go/askuser/store"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -269,15 +270,15 @@ func liveGoroutines() (int, []string) {
 // signalStore tells when each Put has returned: a call that joins a pending question
 // waits for it from then on.
 type signalStore struct {
-	askuser.Store
+	store.Store
 	put chan struct{}
 }
 
-func newSignalStore(st askuser.Store) *signalStore {
+func newSignalStore(st store.Store) *signalStore {
 	return &signalStore{Store: st, put: make(chan struct{}, 100)}
 }
 
-func (s *signalStore) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bool, error) {
+func (s *signalStore) Put(ctx context.Context, rec store.Record) (store.Record, bool, error) {
 	r, created, err := s.Store.Put(ctx, rec)
 	s.put <- struct{}{}
 	return r, created, err

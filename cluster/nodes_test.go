@@ -14,6 +14,7 @@ import (
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
 	"github.com/askuser-go/askuser/cluster/natstest"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -87,7 +88,7 @@ var inOrder = append(append([]nats.Option(nil), crashConn...), nats.DontRandomiz
 // answerUntilTaken sends ev from d until it is taken or refused for a reason other than
 // the store being unavailable; it returns the last verdict and how many were
 // unavailable.
-func answerUntilTaken(d *askusertest.Device, ev askuser.Event) (int, error) {
+func answerUntilTaken(d *askusertest.Device, ev wire.Event) (int, error) {
 	unavailable := 0
 	deadline := time.Now().Add(failsafe)
 	for {
@@ -196,7 +197,7 @@ func testStreamLeaderKilled(t *testing.T) {
 				n, err := answerUntilTaken(dev, answerEvent(s, id, "", token))
 				// After a refusal for unavailability, the first try may have been
 				// recorded after all: not pending then means it was.
-				if err != nil && !(n > 0 && errors.Is(err, askuser.ErrNotPending)) {
+				if err != nil && !(n > 0 && errors.Is(err, wire.ErrNotPending)) {
 					t.Errorf("%s: the answer was refused: %v (after %d refusals as unavailable)", id, err, n)
 					return
 				}
@@ -335,7 +336,7 @@ func testFollowerKilledUnderWatch(t *testing.T) {
 		wd, rd, ad := watcher.devices.Connect(s), reconnecting.devices.Connect(s), answerer.devices.Connect(s)
 		ch := dispatch(watcher, s, "q", deployArgs)
 		for _, d := range []*askusertest.Device{wd, rd, ad} {
-			recv(t, d, askuser.EventAsk)
+			recv(t, d, wire.EventAsk)
 		}
 		victim.Kill()
 		if _, err := answerUntilTaken(ad, answerEvent(s, "q", "Yes", "")); err != nil {
@@ -350,7 +351,7 @@ func testFollowerKilledUnderWatch(t *testing.T) {
 				defer cancel()
 				for {
 					ev, err := d.Recv(ctx)
-					if err != nil || ev.Type == askuser.EventResolved {
+					if err != nil || ev.Type == wire.EventResolved {
 						ch <- time.Since(answeredAt)
 						return
 					}
@@ -408,7 +409,7 @@ func testQuorumLost(t *testing.T) {
 			s := askuser.StringSession("quorum")
 			dev := answerer.devices.Connect(s)
 			ch := dispatch(asker, s, "q", deployArgs)
-			recv(t, dev, askuser.EventAsk)
+			recv(t, dev, wire.EventAsk)
 			for _, n := range nodes {
 				if n != survivor {
 					n.Kill()
@@ -429,7 +430,7 @@ func testQuorumLost(t *testing.T) {
 					t.Errorf("without quorum the answer was refused after %v, more than the request timeout %v", d, timeout)
 				}
 			}
-			t.Logf("without quorum (%s), the device is told %s; refused after %s", name, askuser.ErrorEvent(s, "q", cluster.ErrUnavailable).Data, summary(took))
+			t.Logf("without quorum (%s), the device is told %s; refused after %s", name, wire.ErrorEvent(s, "q", cluster.ErrUnavailable).Data, summary(took))
 			if res := result(t, dispatch(asker, s, "new", deployArgs)); !unavailableAsk(res) {
 				t.Fatalf("asking without quorum: %+v", res)
 			}
@@ -440,7 +441,7 @@ func testQuorumLost(t *testing.T) {
 			// timed out is not known to have failed): not pending then, and the call
 			// has that answer.
 			_, err := answerUntilTaken(dev, answerEvent(s, "q", "Yes", ""))
-			if err != nil && !errors.Is(err, askuser.ErrNotPending) {
+			if err != nil && !errors.Is(err, wire.ErrNotPending) {
 				t.Fatalf("with quorum back: %v", err)
 			}
 			res := result(t, ch)
@@ -469,8 +470,8 @@ func testReplicaServerKilled(t *testing.T) {
 	d1 := r1.devices.Connect(s)
 	d2 := r2.devices.Connect(s)
 	first := dispatch(r1, s, "q1", deployArgs)
-	recv(t, d1, askuser.EventAsk)
-	recv(t, d2, askuser.EventAsk)
+	recv(t, d1, wire.EventAsk)
+	recv(t, d2, wire.EventAsk)
 	// The same call, waiting on r2 too.
 	jd, sig := joiner(t, r2)
 	joined := make(chan askuser.Result, 1)
@@ -479,8 +480,8 @@ func testReplicaServerKilled(t *testing.T) {
 	}()
 	<-sig.put
 	second := dispatch(r1, s, "q2", otherArgs)
-	recv(t, d1, askuser.EventAsk)
-	recv(t, d2, askuser.EventAsk)
+	recv(t, d1, wire.EventAsk)
+	recv(t, d2, wire.EventAsk)
 
 	nodes[2].Kill() // r2 is cut off
 	if _, err := answerUntilTaken(d1, answerEvent(s, "q1", "No", "")); err != nil {
@@ -500,7 +501,7 @@ func testReplicaServerKilled(t *testing.T) {
 	}
 	ends := map[string]askuser.Outcome{}
 	for len(ends) < 2 {
-		r := resolvedOf(t, recv(t, d2, askuser.EventResolved))
+		r := resolvedOf(t, recv(t, d2, wire.EventResolved))
 		ends[r.RequestID] = r.Outcome
 	}
 	if ends["q1"] != askuser.Answered || ends["q2"] != askuser.Cancelled {
@@ -521,7 +522,7 @@ func awaitAsk(t testing.TB, d *askusertest.Device, id string, ch chan askuser.Re
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		ev, err := d.Recv(ctx)
 		cancel()
-		if err == nil && ev.Type == askuser.EventAsk && ev.RequestID() == id {
+		if err == nil && ev.Type == wire.EventAsk && ev.RequestID() == id {
 			return askuser.Result{}, true
 		}
 	}

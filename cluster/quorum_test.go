@@ -19,6 +19,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/cluster"
 	"github.com/askuser-go/askuser/cluster/natstest"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
 	"github.com/nats-io/nats.go"
@@ -134,17 +135,17 @@ func (p *panel) run(ctx context.Context, joined chan struct{}) {
 			if err != nil {
 				break
 			}
-			ev, err := askuser.ParseEvent(msg)
+			ev, err := wire.ParseEvent(msg)
 			if err != nil {
 				continue
 			}
 			p.mu.Lock()
 			switch ev.Type {
-			case askuser.EventAsk:
+			case wire.EventAsk:
 				p.showing[ev.RequestID()] = true
 				delete(p.told, ev.RequestID())
-			case askuser.EventResolved:
-				var rd askuser.ResolvedData
+			case wire.EventResolved:
+				var rd wire.ResolvedData
 				_ = json.Unmarshal(ev.Data, &rd)
 				p.untell(rd.RequestID)
 			}
@@ -315,7 +316,7 @@ func quorumLostTwice(t *testing.T) []time.Duration {
 		deadline := time.Now().Add(failsafe)
 		for {
 			err := rs[ri].answer(ss[si], ids[si], "Yes")
-			if err == nil || errors.Is(err, askuser.ErrNotPending) {
+			if err == nil || errors.Is(err, wire.ErrNotPending) {
 				endedAt[si] = time.Now()
 				logs.note("%s ended (%v)", ids[si], err)
 				return

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // stored is a record as the bucket holds it, in JSON. Rev is written only in an ended
@@ -13,7 +15,7 @@ import (
 // ended record, written over it, keeps that number.
 type stored struct {
 	Session askuser.SessionID `json:"session"`
-	Ask     askuser.AskData   `json:"ask"`
+	Ask     wire.AskData      `json:"ask"`
 	// Approval is an approval's request, with the scope of its grant, which devices are
 	// not shown; absent for a question set.
 	Approval *storedApproval  `json:"approval,omitempty"`
@@ -31,7 +33,7 @@ type stored struct {
 }
 
 type storedApproval struct {
-	askuser.ApprovalData
+	wire.ApprovalData
 	Scope string `json:"scope,omitempty"`
 }
 
@@ -56,21 +58,21 @@ type storedGrant struct {
 	At      time.Time         `json:"at"`
 }
 
-func storeGrant(g *askuser.Grant) *storedGrant {
+func storeGrant(g *store.Grant) *storedGrant {
 	if g == nil {
 		return nil
 	}
 	return &storedGrant{Session: g.Session, ID: g.ID, Tool: g.Tool, Scope: g.Scope, Covers: g.Covers, By: g.By, At: g.At}
 }
 
-func (g *storedGrant) grant() *askuser.Grant {
+func (g *storedGrant) grant() *store.Grant {
 	if g == nil {
 		return nil
 	}
-	return &askuser.Grant{Session: g.Session, ID: g.ID, Tool: g.Tool, Scope: g.Scope, Covers: g.Covers, By: g.By, At: g.At}
+	return &store.Grant{Session: g.Session, ID: g.ID, Tool: g.Tool, Scope: g.Scope, Covers: g.Covers, By: g.By, At: g.At}
 }
 
-func encodeRecord(rec askuser.Record, nonce string) ([]byte, error) {
+func encodeRecord(rec store.Record, nonce string) ([]byte, error) {
 	s := stored{Session: rec.Session, Ask: rec.Ask, AskedAt: rec.AskedAt, Answers: rec.Answers, Carrier: rec.Carrier, Nonce: nonce}
 	if a := rec.Approval; a != nil {
 		s.Approval = &storedApproval{ApprovalData: *a, Scope: a.Scope}
@@ -94,18 +96,18 @@ const unknownOutcome askuser.Outcome = 1 << 16
 
 // decodeRecord reads an entry's value; rev is the entry's revision, the Rev of a pending
 // record. It also returns the nonce of the write.
-func decodeRecord(b []byte, rev uint64) (askuser.Record, string, error) {
+func decodeRecord(b []byte, rev uint64) (store.Record, string, error) {
 	var s stored
 	if err := json.Unmarshal(b, &s); err != nil {
-		return askuser.Record{}, "", fmt.Errorf("cluster: a record in the bucket does not decode: %w", err)
+		return store.Record{}, "", fmt.Errorf("cluster: a record in the bucket does not decode: %w", err)
 	}
-	rec := askuser.Record{Session: s.Session, Ask: s.Ask, Rev: rev, AskedAt: s.AskedAt, Answers: s.Answers, Carrier: s.Carrier}
+	rec := store.Record{Session: s.Session, Ask: s.Ask, Rev: rev, AskedAt: s.AskedAt, Answers: s.Answers, Carrier: s.Carrier}
 	if a := s.Approval; a != nil {
 		rec.Approval = &a.ApprovalData
 		rec.Approval.Scope = a.Scope
 	}
 	if d := s.Decision; d != nil {
-		rec.Decision = &askuser.Decision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: d.Grant.grant(), By: d.By, Via: d.Via, At: d.At}
+		rec.Decision = &store.Decision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: d.Grant.grant(), By: d.By, Via: d.Via, At: d.At}
 	}
 	if s.Outcome != "" {
 		rec.Rev = s.Rev

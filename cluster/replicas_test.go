@@ -13,6 +13,8 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -25,7 +27,7 @@ const deployArgs = `{"questions":[{"question":"Deploy now?","header":"Deploy","o
 const otherArgs = `{"questions":[{"question":"Roll back?","header":"Rollback","options":[{"label":"Yes","description":"Undo"},{"label":"No","description":"Keep"}],"multiSelect":false}]}`
 
 // answerEvent is a device's answer to the deploy question: label, or Other text.
-func answerEvent(session askuser.SessionID, id, label, other string) askuser.Event {
+func answerEvent(session askuser.SessionID, id, label, other string) wire.Event {
 	a := map[string]any{"question": "Deploy now?", "selectedLabels": []string{}, "customInput": nil}
 	if label != "" {
 		a["selectedLabels"] = []string{label}
@@ -33,12 +35,12 @@ func answerEvent(session askuser.SessionID, id, label, other string) askuser.Eve
 	if other != "" {
 		a["customInput"] = other
 	}
-	ev, _ := askuser.NewEvent(askuser.EventResult, session, map[string]any{"requestId": id, "answers": []any{a}})
+	ev, _ := wire.NewEvent(wire.EventResult, session, map[string]any{"requestId": id, "answers": []any{a}})
 	return ev
 }
 
 // recv returns the device's next event of type typ, skipping others.
-func recv(t testing.TB, d *askusertest.Device, typ string) askuser.Event {
+func recv(t testing.TB, d *askusertest.Device, typ string) wire.Event {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), failsafe)
 	defer cancel()
@@ -54,8 +56,8 @@ func recv(t testing.TB, d *askusertest.Device, typ string) askuser.Event {
 }
 
 // drain returns the events queued for d now, and those that come within a moment.
-func drain(d *askusertest.Device) []askuser.Event {
-	var out []askuser.Event
+func drain(d *askusertest.Device) []wire.Event {
+	var out []wire.Event
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		ev, err := d.Recv(ctx)
@@ -67,9 +69,9 @@ func drain(d *askusertest.Device) []askuser.Event {
 	}
 }
 
-func resolvedOf(t testing.TB, ev askuser.Event) askuser.ResolvedData {
+func resolvedOf(t testing.TB, ev wire.Event) wire.ResolvedData {
 	t.Helper()
-	var r askuser.ResolvedData
+	var r wire.ResolvedData
 	if err := json.Unmarshal(ev.Data, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -120,13 +122,13 @@ func TestQuestionReachesEveryReplica(t *testing.T) {
 	stranger := rs[2].devices.Connect(askuser.StringSession("123"))
 	ch := dispatch(rs[0], s, "call-1", deployArgs)
 	for _, d := range early {
-		if ask := recv(t, d, askuser.EventAsk); ask.RequestID() != "call-1" || ask.SessionID != s {
+		if ask := recv(t, d, wire.EventAsk); ask.RequestID() != "call-1" || ask.SessionID != s {
 			t.Fatalf("ask %s of %v", ask.RequestID(), ask.SessionID)
 		}
 	}
 	late := []*askusertest.Device{rs[1].devices.Connect(s), rs[2].devices.Connect(s)}
 	for _, d := range late {
-		if ask := recv(t, d, askuser.EventAsk); ask.RequestID() != "call-1" {
+		if ask := recv(t, d, wire.EventAsk); ask.RequestID() != "call-1" {
 			t.Fatalf("a late device was shown %s", ask.RequestID())
 		}
 	}
@@ -142,9 +144,9 @@ func TestQuestionReachesEveryReplica(t *testing.T) {
 		asks, resolved := 0, 0
 		for _, ev := range rest {
 			switch ev.Type {
-			case askuser.EventAsk:
+			case wire.EventAsk:
 				asks++
-			case askuser.EventResolved:
+			case wire.EventResolved:
 				resolved++
 				if r := resolvedOf(t, ev); r.Outcome != askuser.Answered || r.Answers[0].SelectedLabels[0] != "Yes" {
 					t.Errorf("device %d: resolved %+v", i, r)
@@ -194,9 +196,9 @@ func TestJoinRuleAcrossReplicas(t *testing.T) {
 						break
 					}
 					switch ev.Type {
-					case askuser.EventAsk:
+					case wire.EventAsk:
 						sb.asks[ev.RequestID()]++
-					case askuser.EventResolved:
+					case wire.EventResolved:
 						sb.ends[ev.RequestID()]++
 					}
 				}
@@ -213,7 +215,7 @@ func TestJoinRuleAcrossReplicas(t *testing.T) {
 		id := fmt.Sprintf("q%d", q)
 		ch := dispatch(rs[q%3], s, id, deployArgs)
 		for {
-			ev := recv(t, answerer, askuser.EventAsk)
+			ev := recv(t, answerer, wire.EventAsk)
 			if ev.RequestID() == id {
 				break
 			}
@@ -258,7 +260,7 @@ func TestFirstAnswerWinsAcrossReplicas(t *testing.T) {
 		}
 		ch := dispatch(rs[round%3], s, "call", deployArgs)
 		for _, d := range devs {
-			recv(t, d, askuser.EventAsk)
+			recv(t, d, wire.EventAsk)
 		}
 		errs := make([]error, len(devs))
 		var wg sync.WaitGroup
@@ -278,7 +280,7 @@ func TestFirstAnswerWinsAcrossReplicas(t *testing.T) {
 				t.Fatalf("round %d: devices %d and %d were both accepted", round, winner, i)
 			case err == nil:
 				winner = i
-			case !errors.Is(err, askuser.ErrNotPending):
+			case !errors.Is(err, wire.ErrNotPending):
 				t.Fatalf("round %d: device %d refused with %v, want not pending", round, i, err)
 			}
 		}
@@ -290,7 +292,7 @@ func TestFirstAnswerWinsAcrossReplicas(t *testing.T) {
 			t.Fatalf("round %d: the model got %+v, the winner was device %d", round, res.Answers, winner)
 		}
 		for i, d := range devs {
-			r := resolvedOf(t, recv(t, d, askuser.EventResolved))
+			r := resolvedOf(t, recv(t, d, wire.EventResolved))
 			if *r.Answers[0].CustomInput != fmt.Sprintf("device %d", winner) {
 				t.Errorf("device %d was told the answer was %q", i, *r.Answers[0].CustomInput)
 			}
@@ -310,11 +312,11 @@ func TestCancelFromAnyReplica(t *testing.T) {
 	a := dispatch(rs[0], s, "a", deployArgs)
 	b := dispatch(rs[1], s, "b", otherArgs)
 	keep := dispatch(rs[0], other, "c", deployArgs)
-	recv(t, dev, askuser.EventAsk)
-	recv(t, dev, askuser.EventAsk)
+	recv(t, dev, wire.EventAsk)
+	recv(t, dev, wire.EventAsk)
 	// The other session's question must be pending on every replica before the
 	// cancel, or the check below could pass or fail by timing alone.
-	recv(t, otherDev, askuser.EventAsk)
+	recv(t, otherDev, wire.EventAsk)
 	if n := rs[2].d.CancelSession(s); n != 2 {
 		t.Fatalf("CancelSession ended %d questions, want 2", n)
 	}
@@ -324,7 +326,7 @@ func TestCancelFromAnyReplica(t *testing.T) {
 		}
 	}
 	for range 2 {
-		if r := resolvedOf(t, recv(t, dev, askuser.EventResolved)); r.Outcome != askuser.Cancelled {
+		if r := resolvedOf(t, recv(t, dev, wire.EventResolved)); r.Outcome != askuser.Cancelled {
 			t.Fatalf("resolved %+v", r)
 		}
 	}
@@ -341,7 +343,7 @@ func TestCancelFromAnyReplica(t *testing.T) {
 func TestTimeoutEndsOnce(t *testing.T) {
 	checkLeaks(t)
 	var ends atomic.Int32
-	dopts := &askuser.Options{Timeout: 300 * time.Millisecond, Observer: askuser.Hooks{OnEnd: func(e askuser.Ended) {
+	dopts := &askuser.Options{Timeout: 300 * time.Millisecond, Observer: observe.Hooks{OnEnd: func(e observe.Observation) {
 		if e.Outcome == askuser.TimedOut {
 			ends.Add(1)
 		}
@@ -365,9 +367,9 @@ func TestTimeoutEndsOnce(t *testing.T) {
 	var asks, resolved int
 	for _, ev := range evs {
 		switch ev.Type {
-		case askuser.EventAsk:
+		case wire.EventAsk:
 			asks++
-		case askuser.EventResolved:
+		case wire.EventResolved:
 			resolved++
 		}
 	}
@@ -386,12 +388,12 @@ func TestUnattendedQuestionExpires(t *testing.T) {
 	s := askuser.StringSession("abandoned")
 	dev := rs[1].devices.Connect(s)
 	ch := dispatch(rs[0], s, "lost", deployArgs)
-	recv(t, dev, askuser.EventAsk)
+	recv(t, dev, wire.EventAsk)
 	rs[0].d.Close() // the run is gone; the question stays in the bucket
 	if res := result(t, ch); res.Outcome != askuser.Shutdown {
 		t.Fatalf("result %+v", res)
 	}
-	if r := resolvedOf(t, recv(t, dev, askuser.EventResolved)); r.Outcome != askuser.TimedOut || r.RequestID != "lost" {
+	if r := resolvedOf(t, recv(t, dev, wire.EventResolved)); r.Outcome != askuser.TimedOut || r.RequestID != "lost" {
 		t.Fatalf("resolved %+v", r)
 	}
 	if res := result(t, dispatch(rs[2], s, "lost", deployArgs)); res.Outcome != askuser.TimedOut {
@@ -409,7 +411,7 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 	s := askuser.StringSession("deploy")
 	dev := rs[1].devices.Connect(s)
 	ch := dispatch(rs[0], s, "toolu_01", deployArgs)
-	recv(t, dev, askuser.EventAsk)
+	recv(t, dev, wire.EventAsk)
 	rs[0].d.Close()
 	result(t, ch)
 	// Still pending, on every replica.
@@ -417,7 +419,7 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 		t.Fatal("the question did not outlive its replica")
 	}
 	late := rs[2].devices.Connect(s)
-	if ask := recv(t, late, askuser.EventAsk); ask.RequestID() != "toolu_01" {
+	if ask := recv(t, late, wire.EventAsk); ask.RequestID() != "toolu_01" {
 		t.Fatal(ask)
 	}
 	if err := dev.Send(context.Background(), answerEvent(s, "toolu_01", "Yes", "")); err != nil {
@@ -432,7 +434,7 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 	}
 	for _, d := range []*askusertest.Device{dev, late} {
 		for _, ev := range drain(d) {
-			if ev.Type == askuser.EventAsk {
+			if ev.Type == wire.EventAsk {
 				t.Fatalf("asked again: %v", ev)
 			}
 		}
@@ -446,7 +448,7 @@ func TestResumeWaitsForTheSameQuestion(t *testing.T) {
 	s := askuser.StringSession("deploy")
 	dev := rs[1].devices.Connect(s)
 	ch := dispatch(rs[0], s, "toolu_02", deployArgs)
-	recv(t, dev, askuser.EventAsk)
+	recv(t, dev, wire.EventAsk)
 	rs[0].d.Close()
 	result(t, ch)
 	resumed := dispatch(rs[2], s, "toolu_02", deployArgs)
@@ -457,7 +459,7 @@ func TestResumeWaitsForTheSameQuestion(t *testing.T) {
 		t.Fatalf("resumed: %+v", res)
 	}
 	for _, ev := range drain(dev) {
-		if ev.Type == askuser.EventAsk {
+		if ev.Type == wire.EventAsk {
 			t.Fatalf("asked again: %v", ev)
 		}
 	}
@@ -470,7 +472,7 @@ func TestHostEventsReachEveryReplica(t *testing.T) {
 	rs := threeReplicas(t, nil, nil)
 	s := askuser.IntSession(5)
 	devs := []*askusertest.Device{rs[0].devices.Connect(s), rs[1].devices.Connect(s), rs[2].devices.Connect(s)}
-	ev, _ := askuser.NewEvent("agent_message", s, map[string]any{"text": "hello"})
+	ev, _ := wire.NewEvent("agent_message", s, map[string]any{"text": "hello"})
 	if err := rs[1].tr.Send(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +505,7 @@ func TestPresenceAcrossReplicas(t *testing.T) {
 	waitFor(t, "presence seen from the other replicas", func() bool { return rs[0].tr.Connected(s) && rs[1].tr.Connected(s) })
 	d1 := rs[1].devices.Connect(s)
 	ch := dispatch(rs[0], s, "someone", deployArgs)
-	recv(t, d1, askuser.EventAsk)
+	recv(t, d1, wire.EventAsk)
 	d1.Close() // replica 2's last device: replica 3 still has one
 	time.Sleep(100 * time.Millisecond)
 	if !rs[0].d.Waiting(s) {
@@ -522,7 +524,7 @@ type deadlineOf struct {
 	deadlines chan time.Duration // how far off each deadline was; -1 for none
 }
 
-func (d deadlineOf) HandleEvent(ctx context.Context, ev askuser.Event) error {
+func (d deadlineOf) HandleEvent(ctx context.Context, ev wire.Event) error {
 	left := time.Duration(-1)
 	if dl, ok := ctx.Deadline(); ok {
 		left = time.Until(dl)
@@ -544,7 +546,7 @@ func TestHandleEventHasOneDeadline(t *testing.T) {
 	s := askuser.StringSession("deadline")
 	dev := rs[1].devices.Connect(s)
 	ch := dispatch(rs[0], s, "q", deployArgs)
-	recv(t, dev, askuser.EventAsk)
+	recv(t, dev, wire.EventAsk)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := dev.Send(ctx, answerEvent(s, "q", "Yes", "")); err != nil {
@@ -553,7 +555,7 @@ func TestHandleEventHasOneDeadline(t *testing.T) {
 	if left := <-in.deadlines; left < timeout {
 		t.Errorf("the device's own deadline, a minute off, became %v", left)
 	}
-	if err := dev.Send(context.Background(), answerEvent(s, "q", "No", "")); !errors.Is(err, askuser.ErrNotPending) {
+	if err := dev.Send(context.Background(), answerEvent(s, "q", "No", "")); !errors.Is(err, wire.ErrNotPending) {
 		t.Fatalf("a second answer got %v", err)
 	}
 	if left := <-in.deadlines; left < 0 || left > timeout {

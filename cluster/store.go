@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
@@ -77,7 +79,7 @@ type Options struct {
 // first try won.
 var ErrUnavailable = errors.New("cluster: the question store is unavailable; try again")
 
-// Store is an [askuser.Store] on a NATS JetStream key-value bucket, shared by every
+// Store is an [store.Store] on a NATS JetStream key-value bucket, shared by every
 // replica of a host: each replica opens its own Store on the same bucket and gives it to
 // its dispatcher as [askuser.Options.Store]. It is also the source of the question events
 // a [Transport] delivers to the replica's devices.
@@ -122,9 +124,9 @@ type Store struct {
 	pending  map[string]*mirrored
 	sessions map[askuser.SessionID]map[string]*mirrored
 	watchers map[*watcher]struct{}
-	relay    func(askuser.Event) // set once by the Transport
-	restarts int                 // how many snapshots the watch has taken, for tests
-	feed     *feed               // the watch's current feed, for tests
+	relay    func(wire.Event) // set once by the Transport
+	restarts int              // how many snapshots the watch has taken, for tests
+	feed     *feed            // the watch's current feed, for tests
 
 	// grantMu guards grantBucket, the grants' bucket once opened (see grants.go).
 	grantMu     sync.Mutex
@@ -135,12 +137,12 @@ type Store struct {
 // when nobody has, ExpireGrace after its expiry.
 type mirrored struct {
 	key    string
-	rec    askuser.Record
+	rec    store.Record
 	expire *time.Timer
 }
 
 // watcher is one [Store.Watch] callback; a pointer, to be removed by identity.
-type watcher struct{ f func(askuser.Record) }
+type watcher struct{ f func(store.Record) }
 
 // NewStore opens the bucket (creating it, or updating its settings, as opts say) on the
 // JetStream of nc, starts watching it, and returns once the store has read every pending
@@ -388,12 +390,12 @@ func wrongRevision(err error) bool {
 // Put records rec as pending with a KV Create, whose revision becomes rec.Rev. When the
 // key exists (the question was asked before, and is pending or kept), Put returns that
 // record and false. The key expires Keep after the question does.
-func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bool, error) {
+func (s *Store) Put(ctx context.Context, rec store.Record) (store.Record, bool, error) {
 	if rec.RequestID() == "" {
-		return askuser.Record{}, false, errors.New("cluster: a record needs a request id")
+		return store.Record{}, false, errors.New("cluster: a record needs a request id")
 	}
 	if rec.Outcome != 0 {
-		return askuser.Record{}, false, errors.New("cluster: Put of an ended record")
+		return store.Record{}, false, errors.New("cluster: Put of an ended record")
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
@@ -401,10 +403,10 @@ func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bo
 	nonce := nuid.Next()
 	val, err := encodeRecord(rec, nonce)
 	if err != nil {
-		return askuser.Record{}, false, err
+		return store.Record{}, false, err
 	}
 	ttl := seconds(time.Until(rec.ExpiresAt()) + s.opts.Keep)
-	var out askuser.Record
+	var out store.Record
 	var created bool
 	err = s.retry(ctx, func(ctx context.Context) error {
 		rev, err := s.kv.Create(ctx, key, val, jetstream.KeyTTL(ttl))
@@ -418,7 +420,7 @@ func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bo
 		}
 		cur, curNonce, err := s.get(ctx, key)
 		switch {
-		case errors.Is(err, askuser.ErrNotPending):
+		case errors.Is(err, wire.ErrNotPending):
 			return nats.ErrTimeout // removed between the two: create it again
 		case err != nil:
 			return err
@@ -428,25 +430,25 @@ func (s *Store) Put(ctx context.Context, rec askuser.Record) (askuser.Record, bo
 		return nil
 	})
 	if err != nil {
-		return askuser.Record{}, false, unavailable("recording the question", err)
+		return store.Record{}, false, unavailable("recording the question", err)
 	}
 	if out.Session != rec.Session || out.RequestID() != rec.RequestID() {
-		return askuser.Record{}, false, fmt.Errorf("cluster: the key %q holds another question (a hash collision)", key)
+		return store.Record{}, false, fmt.Errorf("cluster: the key %q holds another question (a hash collision)", key)
 	}
 	return out, created, nil
 }
 
 // Get returns the record of session and requestID, pending or ended and kept, read from
 // the stream's leader.
-func (s *Store) Get(ctx context.Context, session askuser.SessionID, requestID string) (askuser.Record, error) {
+func (s *Store) Get(ctx context.Context, session askuser.SessionID, requestID string) (store.Record, error) {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	var rec askuser.Record
+	var rec store.Record
 	key := recordKey(session, requestID)
 	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		rec, _, err = s.get(ctx, key)
-		if errors.Is(err, askuser.ErrNotPending) && s.watched(key) {
+		if errors.Is(err, wire.ErrNotPending) && s.watched(key) {
 			// The watch has seen it pending: a stream leader just elected may not have
 			// applied every write yet.
 			return errNotApplied
@@ -454,28 +456,28 @@ func (s *Store) Get(ctx context.Context, session askuser.SessionID, requestID st
 		return err
 	})
 	if errors.Is(err, errNotApplied) {
-		err = askuser.ErrNotPending
+		err = wire.ErrNotPending
 	}
-	if errors.Is(err, askuser.ErrNotPending) {
-		return askuser.Record{}, err
+	if errors.Is(err, wire.ErrNotPending) {
+		return store.Record{}, err
 	}
 	if err != nil {
-		return askuser.Record{}, unavailable("reading the question", err)
+		return store.Record{}, unavailable("reading the question", err)
 	}
 	if rec.Session != session || rec.RequestID() != requestID {
-		return askuser.Record{}, askuser.ErrNotPending // another id with the same hashed key
+		return store.Record{}, wire.ErrNotPending // another id with the same hashed key
 	}
 	return rec, nil
 }
 
 // get reads key once, and returns its record and the nonce of the write that made it.
-func (s *Store) get(ctx context.Context, key string) (askuser.Record, string, error) {
+func (s *Store) get(ctx context.Context, key string) (store.Record, string, error) {
 	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return askuser.Record{}, "", askuser.ErrNotPending
+		return store.Record{}, "", wire.ErrNotPending
 	}
 	if err != nil {
-		return askuser.Record{}, "", err
+		return store.Record{}, "", err
 	}
 	return decodeRecord(e.Value(), e.Revision())
 }
@@ -484,7 +486,7 @@ func (s *Store) get(ctx context.Context, key string) (askuser.Record, string, er
 // only succeeds while that revision is the key's last (a compare-and-set), and that the
 // server removes Keep later. It reports false, with no error, when the question had
 // already ended or is unknown.
-func (s *Store) End(ctx context.Context, rec askuser.Record) (bool, error) {
+func (s *Store) End(ctx context.Context, rec store.Record) (bool, error) {
 	if rec.Rev == 0 || rec.Outcome == 0 {
 		return false, nil
 	}
@@ -512,9 +514,9 @@ func (s *Store) End(ctx context.Context, rec askuser.Record) (bool, error) {
 		// another write of the key is in flight, which may itself fail.
 		cur, curNonce, err := s.get(ctx, key)
 		switch {
-		case errors.Is(err, askuser.ErrNotPending) && s.watched(key):
+		case errors.Is(err, wire.ErrNotPending) && s.watched(key):
 			return errNotApplied
-		case errors.Is(err, askuser.ErrNotPending):
+		case errors.Is(err, wire.ErrNotPending):
 			won = false
 			return nil
 		case err != nil:
@@ -536,10 +538,10 @@ func (s *Store) End(ctx context.Context, rec askuser.Record) (bool, error) {
 
 // Pending lists the session's pending questions, read from the stream's leader (not
 // from what the watch has seen), oldest first.
-func (s *Store) Pending(ctx context.Context, session askuser.SessionID) ([]askuser.Record, error) {
+func (s *Store) Pending(ctx context.Context, session askuser.SessionID) ([]store.Record, error) {
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	var out []askuser.Record
+	var out []store.Record
 	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		out, err = s.listPending(ctx, session)
@@ -554,7 +556,7 @@ func (s *Store) Pending(ctx context.Context, session askuser.SessionID) ([]askus
 // listPending reads the session's keys from the stream's leader (a stream's info is the
 // leader's; a watch's consumer may be on a follower still catching up, which would miss
 // the questions asked last), then each key's record from the leader.
-func (s *Store) listPending(ctx context.Context, session askuser.SessionID) ([]askuser.Record, error) {
+func (s *Store) listPending(ctx context.Context, session askuser.SessionID) ([]store.Record, error) {
 	st, err := s.js.Stream(ctx, s.stream)
 	if err != nil {
 		return nil, err
@@ -563,10 +565,10 @@ func (s *Store) listPending(ctx context.Context, session askuser.SessionID) ([]a
 	if err != nil {
 		return nil, err
 	}
-	var out []askuser.Record
+	var out []store.Record
 	for subject := range info.State.Subjects {
 		rec, _, err := s.get(ctx, strings.TrimPrefix(subject, s.subjects))
-		if errors.Is(err, askuser.ErrNotPending) {
+		if errors.Is(err, wire.ErrNotPending) {
 			continue // removed meanwhile
 		}
 		if err != nil {
@@ -586,7 +588,7 @@ func (s *Store) listPending(ctx context.Context, session askuser.SessionID) ([]a
 // leader), also with every ended record still kept, so that ends missed meanwhile reach
 // their waiters. f is called from the store's watch goroutine, one record at a time, and
 // must return quickly.
-func (s *Store) Watch(f func(askuser.Record)) (stop func()) {
+func (s *Store) Watch(f func(store.Record)) (stop func()) {
 	w := &watcher{f: f}
 	s.mu.Lock()
 	s.watchers[w] = struct{}{}

@@ -3,9 +3,9 @@ package cluster_test
 import (
 	"testing"
 
-	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
+	"github.com/askuser-go/askuser/store"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -16,13 +16,13 @@ func TestStoreContract(t *testing.T) {
 	n := startNode(t)
 	opts := &cluster.Options{Storage: jetstream.MemoryStorage}
 	t.Run("one store", func(t *testing.T) {
-		askusertest.TestStore(t, func(t *testing.T) (askuser.Store, askuser.Store) {
+		askusertest.TestStore(t, func(t *testing.T) (store.Store, store.Store) {
 			st := openStore(t, n.url(), opts)
 			return st, st
 		})
 	})
 	t.Run("two replicas", func(t *testing.T) {
-		askusertest.TestStore(t, func(t *testing.T) (askuser.Store, askuser.Store) {
+		askusertest.TestStore(t, func(t *testing.T) (store.Store, store.Store) {
 			return openStore(t, n.url(), opts), openStore(t, n.url(), opts)
 		})
 	})
@@ -37,7 +37,7 @@ func TestStoreContractR3(t *testing.T) {
 	checkLeaks(t)
 	nodes := startCluster(t, 3)
 	opts := &cluster.Options{Replicas: 3}
-	askusertest.TestStore(t, func(t *testing.T) (askuser.Store, askuser.Store) {
+	askusertest.TestStore(t, func(t *testing.T) (store.Store, store.Store) {
 		return openStore(t, nodes[0].url(), opts), openStore(t, nodes[2].url(), opts)
 	})
 }

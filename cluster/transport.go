@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 )
 
-// Transport is one replica's [askuser.Transport] in a cluster: it gives the replica's
+// Transport is one replica's [wire.Transport] in a cluster: it gives the replica's
 // devices, which a local transport holds (a wshub.Hub, say), every event of their
 // sessions, wherever it was sent from, and it is the local transport's
-// [askuser.Inbound].
+// [wire.Inbound].
 //
 //   - Questions (ask and resolved events) reach the devices from the [Store]'s watch of
 //     the bucket, on every replica, in the bucket's one order, so Send ignores them: the
@@ -31,9 +32,9 @@ import (
 //     to the bound Inbound, the replica's dispatcher, which ends questions in the shared
 //     store: an answer is accepted on whichever replica its device is on.
 //
-// Transport implements [askuser.Presence] across replicas: a session has a device when
-// any replica's local transport has one. It implements [askuser.Attention] the same way,
-// for the dispatcher's [askuser.Notifier]: a request is seen when a device of any
+// Transport implements [wire.Presence] across replicas: a session has a device when
+// any replica's local transport has one. It implements [wire.Attention] the same way,
+// for the dispatcher's [notify.Notifier]: a request is seen when a device of any
 // replica shows it (a replica answers for its devices while one of the session is
 // connected to it), so that the notice comes once, from the replica that asked, and only
 // when no device of any replica is looking.
@@ -41,16 +42,16 @@ import (
 // All methods may be called concurrently.
 type Transport struct {
 	store     *Store
-	local     askuser.Transport
-	presence  askuser.Presence  // local's, when it has one
-	attention askuser.Attention // local's, when it has one
-	id        string            // this replica's, to skip its own publications
+	local     wire.Transport
+	presence  wire.Presence  // local's, when it has one
+	attention wire.Attention // local's, when it has one
+	id        string         // this replica's, to skip its own publications
 	prefix    string
 
 	sub *nats.Subscription // the events of every session
 
 	mu     sync.Mutex
-	in     askuser.Inbound
+	in     wire.Inbound
 	here   map[askuser.SessionID]*nats.Subscription // sessions with a local device: their presence subjects
 	closed bool
 }
@@ -67,10 +68,10 @@ const replicaHeader = "Askuser-Replica"
 // replica's dispatcher with it (askuser.New binds them), which also binds local to it
 // when local has a method Bind(askuser.Inbound), as a wshub.Hub does. One Transport per
 // Store.
-func NewTransport(st *Store, local askuser.Transport) (*Transport, error) {
+func NewTransport(st *Store, local wire.Transport) (*Transport, error) {
 	t := &Transport{store: st, local: local, id: nuid.Next(), prefix: st.opts.Prefix, here: make(map[askuser.SessionID]*nats.Subscription)}
-	t.presence, _ = local.(askuser.Presence)
-	t.attention, _ = local.(askuser.Attention)
+	t.presence, _ = local.(wire.Presence)
+	t.attention, _ = local.(wire.Attention)
 	sub, err := st.nc.Subscribe(t.prefix+".events.>", t.receive)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: subscribing to the events: %w", err)
@@ -94,23 +95,23 @@ func NewTransport(st *Store, local askuser.Transport) (*Transport, error) {
 // Bind sets where the local devices' events go: the replica's dispatcher; askuser.New
 // calls it. When local has a method Bind(askuser.Inbound), Bind then binds local to t,
 // so that the local devices' events come through t.
-func (t *Transport) Bind(in askuser.Inbound) {
+func (t *Transport) Bind(in wire.Inbound) {
 	t.mu.Lock()
 	t.in = in
 	t.mu.Unlock()
-	if b, ok := t.local.(interface{ Bind(askuser.Inbound) }); ok {
+	if b, ok := t.local.(interface{ Bind(wire.Inbound) }); ok {
 		b.Bind(t)
 	}
 }
 
-func (t *Transport) inbound() askuser.Inbound {
+func (t *Transport) inbound() wire.Inbound {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.in
 }
 
 // relay delivers a question event of the store's watch to the local devices.
-func (t *Transport) relay(ev askuser.Event) {
+func (t *Transport) relay(ev wire.Event) {
 	_ = t.local.Send(context.Background(), ev)
 }
 
@@ -118,7 +119,7 @@ func (t *Transport) relay(ev askuser.Event) {
 // are not sent from here: every replica's store watch delivers them, from the record the
 // dispatcher wrote. Other events go to the local devices at once, and to the other
 // replicas' through NATS; Send returns an error when NATS would not take the event.
-func (t *Transport) Send(ctx context.Context, ev askuser.Event) error {
+func (t *Transport) Send(ctx context.Context, ev wire.Event) error {
 	if isRequestEvent(ev.Type) {
 		return nil
 	}
@@ -130,7 +131,7 @@ func (t *Transport) Send(ctx context.Context, ev askuser.Event) error {
 	closed := t.closed
 	t.mu.Unlock()
 	if closed {
-		return askuser.ErrTransportClosed
+		return wire.ErrTransportClosed
 	}
 	lerr := t.local.Send(ctx, ev)
 	msg := &nats.Msg{Subject: t.prefix + ".events." + sessionToken(ev.SessionID), Data: b, Header: nats.Header{replicaHeader: []string{t.id}}}
@@ -145,7 +146,7 @@ func (t *Transport) receive(m *nats.Msg) {
 	if m.Header.Get(replicaHeader) == t.id {
 		return
 	}
-	ev, err := askuser.ParseEvent(m.Data)
+	ev, err := wire.ParseEvent(m.Data)
 	if err != nil || isRequestEvent(ev.Type) {
 		return // requests come from the store's watch
 	}
@@ -156,7 +157,7 @@ func (t *Transport) receive(m *nats.Msg) {
 // the store's watch delivers.
 func isRequestEvent(typ string) bool {
 	switch typ {
-	case askuser.EventAsk, askuser.EventResolved, askuser.EventApproval, askuser.EventApprovalResolved:
+	case wire.EventAsk, wire.EventResolved, wire.EventApproval, wire.EventApprovalResolved:
 		return true
 	}
 	return false
@@ -164,12 +165,12 @@ func isRequestEvent(typ string) bool {
 
 // Pending returns the session's pending questions as the store's watch has seen them,
 // for the local transport to show a device that joins; it implements
-// [askuser.Inbound.Pending] for the local transport. It reads no network, and may be
+// [wire.Inbound.Pending] for the local transport. It reads no network, and may be
 // called with the local transport's lock held. It also notes that the session has a
 // local device, for [Transport.Connected] on other replicas.
-func (t *Transport) Pending(session askuser.SessionID) []askuser.AskData {
+func (t *Transport) Pending(session askuser.SessionID) []wire.AskData {
 	t.arrived(session)
-	var out []askuser.AskData
+	var out []wire.AskData
 	for _, r := range t.store.pendingOf(session) {
 		if r.Approval == nil {
 			out = append(out, r.Ask)
@@ -179,9 +180,9 @@ func (t *Transport) Pending(session askuser.SessionID) []askuser.AskData {
 }
 
 // PendingApprovals returns the session's pending approvals as the store's watch has seen
-// them, as Pending does for question sets; it implements [askuser.Inbound.PendingApprovals].
-func (t *Transport) PendingApprovals(session askuser.SessionID) []askuser.ApprovalData {
-	var out []askuser.ApprovalData
+// them, as Pending does for question sets; it implements [wire.Inbound.PendingApprovals].
+func (t *Transport) PendingApprovals(session askuser.SessionID) []wire.ApprovalData {
+	var out []wire.ApprovalData
 	for _, r := range t.store.pendingOf(session) {
 		if r.Approval != nil {
 			out = append(out, *r.Approval)
@@ -194,7 +195,7 @@ func (t *Transport) PendingApprovals(session askuser.SessionID) []askuser.Approv
 // gets one of the store's [Options.RequestTimeout] for the whole event: a dispatcher
 // reads the question and then ends it, and without quorum a refusal then takes one
 // timeout, not one for each.
-func (t *Transport) HandleEvent(ctx context.Context, ev askuser.Event) error {
+func (t *Transport) HandleEvent(ctx context.Context, ev wire.Event) error {
 	in := t.inbound()
 	if in == nil {
 		return errors.New("cluster: the transport is not bound to a dispatcher")
@@ -260,7 +261,7 @@ func (t *Transport) localConnected(session askuser.SessionID) bool {
 }
 
 // localWatched reports whether a local device has shown session to its person since
-// since: the local transport's [askuser.Attention], or else its [askuser.Presence] (a
+// since: the local transport's [wire.Attention], or else its [wire.Presence] (a
 // connected device counts as seen); with neither, no.
 func (t *Transport) localWatched(session askuser.SessionID, since time.Time) bool {
 	if t.attention != nil {
@@ -274,7 +275,7 @@ func (t *Transport) localWatched(session askuser.SessionID, since time.Time) boo
 // replica's, which answers on NATS. When no replica says yes within [presenceTimeout]
 // (NATS itself not answering, say), it reports false: the notice is then sent, which
 // costs a message, where a wrong yes would cost the person's wait. It implements
-// [askuser.Attention].
+// [wire.Attention].
 func (t *Transport) WatchedSince(session askuser.SessionID, since time.Time) bool {
 	if t.localWatched(session, since) {
 		return true
@@ -295,7 +296,7 @@ func (t *Transport) Connected(session askuser.SessionID) bool {
 }
 
 // Close stops relaying events, to the local devices and from them; later Sends return
-// [askuser.ErrTransportClosed]. It closes neither the store nor the local transport.
+// [wire.ErrTransportClosed]. It closes neither the store nor the local transport.
 // Close may be called more than once.
 func (t *Transport) Close() error {
 	t.mu.Lock()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -302,8 +304,8 @@ func (s *Store) stopWatch(f *feed) {
 // change is what the watch hands on after updating the mirror: events for the relay and
 // ended records for the Watch callbacks.
 type change struct {
-	events []askuser.Event
-	ended  []askuser.Record
+	events []wire.Event
+	ended  []store.Record
 }
 
 // reconcile makes the mirror what the snapshot says, and hands on the differences;
@@ -321,7 +323,7 @@ type change struct {
 func (s *Store) reconcile(snap []entry, doubts map[string]uint64) {
 	slices.SortFunc(snap, func(a, b entry) int { return cmpUint(a.rev, b.rev) })
 	last := make(map[string]entry, len(snap))
-	now := make(map[string]askuser.Record, len(snap)) // the records that decode
+	now := make(map[string]store.Record, len(snap)) // the records that decode
 	var ch change
 	for _, e := range snap {
 		last[e.key] = e
@@ -335,7 +337,7 @@ func (s *Store) reconcile(snap []entry, doubts map[string]uint64) {
 	// Only this goroutine changes the mirror.
 	s.mu.Lock()
 	s.restarts++
-	var over []askuser.Record
+	var over []store.Record
 	for key, m := range s.pending {
 		switch e, ok := last[key]; {
 		case ok && e.rev == m.rec.Rev: // still pending
@@ -366,14 +368,14 @@ func (s *Store) reconcile(snap []entry, doubts map[string]uint64) {
 }
 
 // record decodes e's record; false for a removal, or a record that does not decode.
-func (s *Store) record(e entry) (askuser.Record, bool) {
+func (s *Store) record(e entry) (store.Record, bool) {
 	if !e.put {
-		return askuser.Record{}, false
+		return store.Record{}, false
 	}
 	rec, _, err := decodeRecord(e.value, e.rev)
 	if err != nil {
 		s.log.Warn("cluster: skipping a record", "key", e.key, "err", err)
-		return askuser.Record{}, false
+		return store.Record{}, false
 	}
 	return rec, true
 }
@@ -382,7 +384,7 @@ func (s *Store) record(e entry) (askuser.Record, bool) {
 // of its key (zero when that message removed the key): that record, when it is m's end
 // (and true), or else m's record timed out, unanswered (the key removed, or holding
 // another question).
-func overBy(m *mirrored, later askuser.Record) (askuser.Record, bool) {
+func overBy(m *mirrored, later store.Record) (store.Record, bool) {
 	if later.Rev == m.rec.Rev && later.Outcome != 0 {
 		return later, true
 	}
@@ -442,9 +444,9 @@ func (s *Store) apply(e entry) {
 // callbacks, in order, from the watch goroutine.
 func (s *Store) handOnLocked(ch change) {
 	relay := s.relay
-	var fs []func(askuser.Record)
+	var fs []func(store.Record)
 	if len(ch.ended) > 0 {
-		fs = make([]func(askuser.Record), 0, len(s.watchers))
+		fs = make([]func(store.Record), 0, len(s.watchers))
 		for w := range s.watchers {
 			fs = append(fs, w.f)
 		}
@@ -462,7 +464,7 @@ func (s *Store) handOnLocked(ch change) {
 	}
 }
 
-func (s *Store) addLocked(key string, rec askuser.Record) {
+func (s *Store) addLocked(key string, rec store.Record) {
 	m := &mirrored{key: key, rec: rec}
 	s.pending[key] = m
 	byKey := s.sessions[rec.Session]
@@ -492,7 +494,7 @@ func (s *Store) removeLocked(m *mirrored) {
 // expireAfter is when a replica ends rec as timed out if nobody has: ExpireGrace after
 // its expiry, plus up to a quarter of it at random, so that the replicas seldom all try
 // at once (one wins either way).
-func (s *Store) expireAfter(rec askuser.Record) time.Duration {
+func (s *Store) expireAfter(rec store.Record) time.Duration {
 	g := s.opts.ExpireGrace
 	return time.Until(rec.ExpiresAt()) + g + rand.N(g/4+1)
 }
@@ -525,10 +527,10 @@ func (s *Store) expireQuestion(key string, rev uint64) {
 }
 
 // pendingOf returns the pending questions of session the watch has seen, oldest first.
-func (s *Store) pendingOf(session askuser.SessionID) []askuser.Record {
+func (s *Store) pendingOf(session askuser.SessionID) []store.Record {
 	s.mu.Lock()
 	byKey := s.sessions[session]
-	out := make([]askuser.Record, 0, len(byKey))
+	out := make([]store.Record, 0, len(byKey))
 	for _, m := range byKey {
 		out = append(out, m.rec)
 	}
@@ -538,7 +540,7 @@ func (s *Store) pendingOf(session askuser.SessionID) []askuser.Record {
 }
 
 // setRelay sets where the watch sends question events; see [NewTransport].
-func (s *Store) setRelay(f func(askuser.Event)) bool {
+func (s *Store) setRelay(f func(wire.Event)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.relay != nil {
@@ -548,18 +550,18 @@ func (s *Store) setRelay(f func(askuser.Event)) bool {
 	return true
 }
 
-func askEvent(rec askuser.Record) askuser.Event {
+func askEvent(rec store.Record) wire.Event {
 	ev, _ := rec.AskEvent()
 	return ev
 }
 
-func resolvedEvent(rec askuser.Record) askuser.Event {
+func resolvedEvent(rec store.Record) wire.Event {
 	ev, _ := rec.ResolvedEvent() // an unknown outcome is told as undelivered
 	return ev
 }
 
-func sortByRev(recs []askuser.Record) {
-	slices.SortFunc(recs, func(a, b askuser.Record) int { return cmpUint(a.Rev, b.Rev) })
+func sortByRev(recs []store.Record) {
+	slices.SortFunc(recs, func(a, b store.Record) int { return cmpUint(a.Rev, b.Rev) })
 }
 
 func cmpUint(a, b uint64) int {

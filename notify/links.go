@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // Links signs and checks the links of answer pages and approval actions. A link is good
@@ -36,7 +36,7 @@ type Links struct {
 
 // Claims is what a link's token grants.
 type Claims struct {
-	Session   askuser.SessionID
+	Session   wire.SessionID
 	RequestID string
 	// Decision is "" for an answer page, or the decision an action link makes:
 	// "approve" or "deny".
@@ -61,13 +61,13 @@ const (
 
 // Answer returns the link of the page where the person answers, or decides, the
 // request; "" when the Links has no usable secret.
-func (l *Links) Answer(session askuser.SessionID, requestID string, expiresAt time.Time) string {
+func (l *Links) Answer(session wire.SessionID, requestID string, expiresAt time.Time) string {
 	return l.link(Claims{Session: session, RequestID: requestID, ExpiresAt: expiresAt})
 }
 
 // Action returns the link that makes decision ("approve" or "deny") on the approval:
 // a GET shows a confirmation page, and only its POST acts.
-func (l *Links) Action(session askuser.SessionID, requestID, decision string, expiresAt time.Time) string {
+func (l *Links) Action(session wire.SessionID, requestID, decision string, expiresAt time.Time) string {
 	return l.link(Claims{Session: session, RequestID: requestID, Decision: decision, ExpiresAt: expiresAt})
 }
 
@@ -175,12 +175,12 @@ func decodeClaims(b []byte) (Claims, bool) {
 	}
 	c := Claims{RequestID: parts[1], Decision: parts[2], ExpiresAt: time.Unix(int64(exp), 0)}
 	if numeric == 1 {
-		c.Session = askuser.ParseSessionID(parts[0])
+		c.Session = wire.ParseSessionID(parts[0])
 		if !c.Session.IsNumeric() {
 			return Claims{}, false
 		}
 	} else {
-		c.Session = askuser.StringSession(parts[0])
+		c.Session = wire.StringSession(parts[0])
 	}
 	return c, true
 }

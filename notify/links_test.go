@@ -7,6 +7,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/wire"
 )
 
 var secret = []byte("0123456789abcdef0123456789abcdef")
@@ -16,7 +17,7 @@ var secret = []byte("0123456789abcdef0123456789abcdef")
 func TestLinksRoundTrip(t *testing.T) {
 	l := &notify.Links{Secrets: [][]byte{secret}, BaseURL: "https://host/askuser/links/"}
 	exp := time.Now().Add(time.Minute)
-	for _, s := range []askuser.SessionID{askuser.IntSession(123), askuser.StringSession("123"), askuser.ParseSessionID("12345678901234567890123")} {
+	for _, s := range []askuser.SessionID{askuser.IntSession(123), askuser.StringSession("123"), wire.ParseSessionID("12345678901234567890123")} {
 		answer := l.Answer(s, "call_1", exp)
 		if !strings.HasPrefix(answer, "https://host/askuser/links/a/") {
 			t.Fatalf("answer link %q", answer)

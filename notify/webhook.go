@@ -15,13 +15,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // SignatureHeader is the header that carries a webhook's signature.
 const SignatureHeader = "Askuser-Signature"
 
-// Webhook is an [askuser.Notifier] that POSTs each notice as JSON to URL, signed as
+// Webhook is a [Notifier] that POSTs each notice as JSON to URL, signed as
 // Stripe signs its webhooks: the header Askuser-Signature: t=UNIX_SECONDS,v1=HEX carries
 // the HMAC-SHA256, keyed with Secret, of t + "." + body. It tries again, with a backoff,
 // until the receiver answers 2xx, the request ends or expires, or the dispatcher closes;
@@ -51,13 +52,13 @@ type Webhook struct {
 
 // Body is the JSON a [Webhook] posts.
 type Body struct {
-	Type      string            `json:"type"`
-	SessionID askuser.SessionID `json:"sessionId"`
-	RequestID string            `json:"requestId"`
-	Title     string            `json:"title"`
-	URL       string            `json:"url,omitempty"`
-	ExpiresAt time.Time         `json:"expiresAt"`
-	Actions   []Action          `json:"actions,omitempty"`
+	Type      string         `json:"type"`
+	SessionID wire.SessionID `json:"sessionId"`
+	RequestID string         `json:"requestId"`
+	Title     string         `json:"title"`
+	URL       string         `json:"url,omitempty"`
+	ExpiresAt time.Time      `json:"expiresAt"`
+	Actions   []Action       `json:"actions,omitempty"`
 }
 
 // Action is a link that decides an approval, in a [Body].
@@ -67,14 +68,14 @@ type Action struct {
 }
 
 // BodyOf is the body the webhook posts for n.
-func (w *Webhook) BodyOf(n askuser.Notice) Body {
-	b := Body{Type: askuser.EventAsk, SessionID: n.Session, RequestID: n.RequestID, Title: n.Title, ExpiresAt: n.ExpiresAt.UTC()}
-	if n.Kind == askuser.KindApproval {
-		b.Type = askuser.EventApproval
+func (w *Webhook) BodyOf(n Notice) Body {
+	b := Body{Type: wire.EventAsk, SessionID: n.Session, RequestID: n.RequestID, Title: n.Title, ExpiresAt: n.ExpiresAt.UTC()}
+	if n.Kind == store.KindApproval {
+		b.Type = wire.EventApproval
 	}
 	if w.Links != nil {
 		b.URL = w.Links.Answer(n.Session, n.RequestID, n.ExpiresAt)
-		for _, d := range []string{askuser.DecisionApprove, askuser.DecisionDeny} {
+		for _, d := range []string{wire.DecisionApprove, wire.DecisionDeny} {
 			for _, offered := range n.Decisions {
 				if offered == d {
 					if u := w.Links.Action(n.Session, n.RequestID, d, n.ExpiresAt); u != "" {
@@ -88,8 +89,8 @@ func (w *Webhook) BodyOf(n askuser.Notice) Body {
 }
 
 // Notify posts n, trying again until it is taken or ctx ends; it implements
-// [askuser.Notifier].
-func (w *Webhook) Notify(ctx context.Context, n askuser.Notice) error {
+// [Notifier].
+func (w *Webhook) Notify(ctx context.Context, n Notice) error {
 	return w.Send(ctx, w.BodyOf(n))
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/store"
 )
 
 // receiver is a real HTTP receiver that checks each delivery's signature, as a host's
@@ -58,7 +59,7 @@ func TestWebhook(t *testing.T) {
 	links := &notify.Links{Secrets: [][]byte{secret}, BaseURL: "https://agent.example/askuser/links"}
 	w := &notify.Webhook{URL: srv.URL, Secret: secret, Links: links, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
 	exp := time.Now().Add(time.Minute).UTC().Truncate(time.Second)
-	err := w.Notify(context.Background(), askuser.Notice{Kind: askuser.KindApproval, Session: askuser.IntSession(42), RequestID: "call_9", Title: "delete_branch", ExpiresAt: exp, Decisions: []string{"approve", "deny", "edit"}})
+	err := w.Notify(context.Background(), notify.Notice{Kind: store.KindApproval, Session: askuser.IntSession(42), RequestID: "call_9", Title: "delete_branch", ExpiresAt: exp, Decisions: []string{"approve", "deny", "edit"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestWebhook(t *testing.T) {
 // TestWebhookQuestion: a question's notice has no actions.
 func TestWebhookQuestion(t *testing.T) {
 	w := &notify.Webhook{Secret: secret, Links: &notify.Links{Secrets: [][]byte{secret}, BaseURL: "https://h"}}
-	b := w.BodyOf(askuser.Notice{Kind: askuser.KindQuestion, Session: askuser.StringSession("s"), RequestID: "q", Title: "Which?", ExpiresAt: time.Now().Add(time.Minute)})
+	b := w.BodyOf(notify.Notice{Kind: store.KindQuestion, Session: askuser.StringSession("s"), RequestID: "q", Title: "Which?", ExpiresAt: time.Now().Add(time.Minute)})
 	if b.Type != "ask_user_questions" || b.URL == "" || b.Actions != nil {
 		t.Fatalf("body %+v", b)
 	}
@@ -116,7 +117,7 @@ func TestWebhookGivesUp(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- w.Notify(ctx, askuser.Notice{Kind: askuser.KindQuestion, Session: askuser.IntSession(1), RequestID: "q", ExpiresAt: time.Now().Add(time.Minute)})
+		done <- w.Notify(ctx, notify.Notice{Kind: store.KindQuestion, Session: askuser.IntSession(1), RequestID: "q", ExpiresAt: time.Now().Add(time.Minute)})
 	}()
 	select {
 	case err := <-done:

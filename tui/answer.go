@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // set is one pending question set: what was asked and what the person has chosen so
@@ -15,7 +16,7 @@ import (
 // Only the device loop and the one view showing the set use it, one after the other.
 type set struct {
 	session askuser.SessionID // echoed on the reply
-	ask     askuser.AskData
+	ask     wire.AskData
 	qs      []*question
 	// problems are why the host refused the last reply; the reopened view shows them.
 	problems []string
@@ -38,7 +39,7 @@ type question struct {
 	moving bool
 }
 
-func newSet(session askuser.SessionID, ask askuser.AskData) *set {
+func newSet(session askuser.SessionID, ask wire.AskData) *set {
 	s := &set{session: session, ask: ask}
 	for _, q := range ask.Questions {
 		nq := &question{Question: q}
@@ -157,8 +158,8 @@ func checkText(s string, max int) error {
 }
 
 // reply is the result the set's answers make.
-func (s *set) reply() askuser.ResultData {
-	r := askuser.ResultData{RequestID: s.ask.RequestID}
+func (s *set) reply() wire.ResultData {
+	r := wire.ResultData{RequestID: s.ask.RequestID}
 	for _, q := range s.qs {
 		r.Answers = append(r.Answers, q.answer())
 	}
@@ -259,12 +260,12 @@ func (s *set) requestID() string { return s.ask.RequestID }
 
 func (s *set) title() string { return clean(s.ask.Questions[0].Question, false) }
 
-func (s *set) resolvedType() string { return askuser.EventResolved }
+func (s *set) resolvedType() string { return wire.EventResolved }
 
 func (s *set) noun() string { return "question" }
 
-func (s *set) replyEvent(res viewResult) (askuser.Event, error) {
-	return askuser.NewEvent(askuser.EventResult, s.session, *res.reply)
+func (s *set) replyEvent(res viewResult) (wire.Event, error) {
+	return wire.NewEvent(wire.EventResult, s.session, *res.reply)
 }
 
 func (s *set) endNote(r resolution, sent viewResult) string {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // approval is one pending approval: the tool call the host asks about, and what the
@@ -18,7 +19,7 @@ import (
 // the one view showing it use it, one after the other.
 type approval struct {
 	session askuser.SessionID // echoed on the decision
-	data    askuser.ApprovalData
+	data    wire.ApprovalData
 	// invalid says that the arguments are not JSON (data.ArgumentsInvalid); raw is then
 	// the text the model wrote.
 	invalid bool
@@ -41,7 +42,7 @@ const foldAt = 200
 // maxReason bounds a denial's reason, in characters, as the host does.
 const maxReason = 1000
 
-func newApproval(session askuser.SessionID, data askuser.ApprovalData) *approval {
+func newApproval(session askuser.SessionID, data wire.ApprovalData) *approval {
 	a := &approval{session: session, data: data, decision: data.Decisions[0]}
 	if !data.ArgumentsInvalid {
 		pretty, err1 := prettyJSON(data.Arguments, "  ", 0)
@@ -98,13 +99,13 @@ func (a *approval) pickNone() int  { return len(a.data.Reasons) + 1 }
 // decisionLabel is how a decision is offered.
 func (a *approval) decisionLabel(decision string) string {
 	switch decision {
-	case askuser.DecisionApprove:
+	case wire.DecisionApprove:
 		return "Approve"
-	case askuser.DecisionDeny:
+	case wire.DecisionDeny:
 		return "Deny"
-	case askuser.DecisionEdit:
+	case wire.DecisionEdit:
 		return "Edit the arguments, then run it"
-	case askuser.DecisionAlways:
+	case wire.DecisionAlways:
 		if a.data.Always != "" {
 			return "Always allow: " + a.hostText(a.data.Always)
 		}
@@ -131,8 +132,8 @@ func checkEdit(s string) error {
 	if t == "" {
 		return errors.New("type the arguments, as JSON")
 	}
-	if len(t) > askuser.MaxArgumentsBytes {
-		return fmt.Errorf("%d bytes; at most %d are taken", len(t), askuser.MaxArgumentsBytes)
+	if len(t) > wire.MaxArgumentsBytes {
+		return fmt.Errorf("%d bytes; at most %d are taken", len(t), wire.MaxArgumentsBytes)
 	}
 	var v any
 	if err := json.Unmarshal([]byte(t), &v); err != nil {
@@ -150,12 +151,12 @@ func checkReason(s string) error {
 }
 
 // reply is the decision the person's choices make.
-func (a *approval) reply() askuser.ApprovalResultData {
-	r := askuser.ApprovalResultData{RequestID: a.data.RequestID, Decision: a.decision, Digest: a.data.Digest}
+func (a *approval) reply() wire.ApprovalResultData {
+	r := wire.ApprovalResultData{RequestID: a.data.RequestID, Decision: a.decision, Digest: a.data.Digest}
 	switch a.decision {
-	case askuser.DecisionDeny:
+	case wire.DecisionDeny:
 		r.Reason = a.chosenReason()
-	case askuser.DecisionEdit:
+	case wire.DecisionEdit:
 		r.Arguments = json.RawMessage(strings.TrimSpace(a.edit))
 	}
 	return r
@@ -163,20 +164,20 @@ func (a *approval) reply() askuser.ApprovalResultData {
 
 // denial is the decision that Esc, Ctrl-C and the end of input make: deny, without a
 // reason.
-func (a *approval) denial() *askuser.ApprovalResultData {
-	return &askuser.ApprovalResultData{RequestID: a.data.RequestID, Decision: askuser.DecisionDeny, Digest: a.data.Digest}
+func (a *approval) denial() *wire.ApprovalResultData {
+	return &wire.ApprovalResultData{RequestID: a.data.RequestID, Decision: wire.DecisionDeny, Digest: a.data.Digest}
 }
 
 // An approval is a request of the device's queue.
 
 func (a *approval) requestID() string { return a.data.RequestID }
 
-func (a *approval) resolvedType() string { return askuser.EventApprovalResolved }
+func (a *approval) resolvedType() string { return wire.EventApprovalResolved }
 
 func (a *approval) noun() string { return "approval" }
 
-func (a *approval) replyEvent(res viewResult) (askuser.Event, error) {
-	return askuser.NewEvent(askuser.EventApprovalResult, a.session, *res.decision)
+func (a *approval) replyEvent(res viewResult) (wire.Event, error) {
+	return wire.NewEvent(wire.EventApprovalResult, a.session, *res.decision)
 }
 
 func (a *approval) refused(problems []string) string {
@@ -211,15 +212,15 @@ func (a *approval) endNote(r resolution, sent viewResult) string {
 }
 
 // decided reports whether the resolution r is what the decision sent makes.
-func decided(sent askuser.ApprovalResultData, r resolution) bool {
+func decided(sent wire.ApprovalResultData, r resolution) bool {
 	switch sent.Decision {
-	case askuser.DecisionApprove:
+	case wire.DecisionApprove:
 		return r.Outcome == "approved" && r.Grant == ""
-	case askuser.DecisionAlways:
+	case wire.DecisionAlways:
 		return r.Outcome == "approved" && r.Grant != ""
-	case askuser.DecisionDeny:
+	case wire.DecisionDeny:
 		return r.Outcome == "denied" && r.Reason == sent.Reason
-	case askuser.DecisionEdit:
+	case wire.DecisionEdit:
 		var x, y any
 		return r.Outcome == "edited" && json.Unmarshal(sent.Arguments, &x) == nil &&
 			json.Unmarshal(r.Arguments, &y) == nil && reflect.DeepEqual(x, y)
@@ -228,16 +229,16 @@ func decided(sent askuser.ApprovalResultData, r resolution) bool {
 }
 
 // decisionText is a decision as one line, for the record a closed form leaves.
-func decisionText(d *askuser.ApprovalResultData) string {
+func decisionText(d *wire.ApprovalResultData) string {
 	switch d.Decision {
-	case askuser.DecisionDeny:
+	case wire.DecisionDeny:
 		if d.Reason != "" {
 			return "deny: " + clean(d.Reason, false)
 		}
 		return "deny"
-	case askuser.DecisionEdit:
+	case wire.DecisionEdit:
 		return "edit: " + oneLine(d.Arguments, 120)
-	case askuser.DecisionAlways:
+	case wire.DecisionAlways:
 		return "always allow"
 	}
 	return clean(d.Decision, false)

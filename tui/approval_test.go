@@ -11,6 +11,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/tui"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // The approval half: the host's own tool calls that its policy asks about, decided in
@@ -142,7 +143,7 @@ func TestApprovalEdit(t *testing.T) {
 	})
 	done := make(chan string, 1)
 	go func() {
-		out, _ := tool(context.Background(), askuser.ToolCall{Session: askuser.ParseSessionID(session), ID: "call_edit", Name: "delete_branch", Arguments: json.RawMessage(branchArgs)})
+		out, _ := tool(context.Background(), askuser.ToolCall{Session: wire.ParseSessionID(session), ID: "call_edit", Name: "delete_branch", Arguments: json.RawMessage(branchArgs)})
 		done <- out
 	}()
 
@@ -226,7 +227,7 @@ func TestApprovalEndedElsewhere(t *testing.T) {
 	ch = s.approve(session, "call_other_denies", "delete_branch", branchArgs)
 	tm.waitScreen("esc or ctrl+c: deny")
 	s.waitApprovals(session, 1)
-	s.decideElsewhere(session, askuser.ApprovalResultData{RequestID: "call_other_denies", Decision: askuser.DecisionDeny, Reason: "Not now"})
+	s.decideElsewhere(session, wire.ApprovalResultData{RequestID: "call_other_denies", Decision: wire.DecisionDeny, Reason: "Not now"})
 	if r := s.decision(ch); r.Outcome != askuser.Denied {
 		t.Fatalf("outcome %v, want denied", r.Outcome)
 	}
@@ -236,7 +237,7 @@ func TestApprovalEndedElsewhere(t *testing.T) {
 	ch = s.approve(session, "call_cancelled", "delete_branch", branchArgs)
 	tm.waitScreen("esc or ctrl+c: deny")
 	s.waitApprovals(session, 1)
-	s.d.CancelSession(askuser.ParseSessionID(session))
+	s.d.CancelSession(wire.ParseSessionID(session))
 	if r := s.decision(ch); r.Outcome != askuser.Cancelled {
 		t.Fatalf("outcome %v, want cancelled", r.Outcome)
 	}
@@ -278,7 +279,7 @@ func TestApprovalQueue(t *testing.T) {
 	// The second approval is denied on another device while it waits here.
 	s.waitApprovals(session, 2)
 	s.waitPending(session, 2)
-	s.decideElsewhere(session, askuser.ApprovalResultData{RequestID: "call_a2", Decision: askuser.DecisionDeny})
+	s.decideElsewhere(session, wire.ApprovalResultData{RequestID: "call_a2", Decision: wire.DecisionDeny})
 	if r := s.decision(a2); r.Outcome != askuser.Denied {
 		t.Fatalf("a2: outcome %v, want denied", r.Outcome)
 	}

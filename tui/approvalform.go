@@ -6,7 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/huh/v2"
 	"charm.land/lipgloss/v2"
-	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -29,7 +29,7 @@ type approvalModel struct {
 	args      []string
 	argsWidth int
 
-	decision *askuser.ApprovalResultData // the person's decision, once closed with one
+	decision *wire.ApprovalResultData // the person's decision, once closed with one
 }
 
 func newApprovalModel(a *approval, w waiting) *approvalModel {
@@ -47,8 +47,8 @@ func (m *approvalModel) build() {
 		opts = append(opts, huh.NewOption(a.decisionLabel(d), d))
 	}
 	m.add(huh.NewSelect[string]().Options(opts...).Value(&a.decision), "Your decision", nil)
-	notDeny := func() bool { return a.decision != askuser.DecisionDeny }
-	if a.offers(askuser.DecisionDeny) {
+	notDeny := func() bool { return a.decision != wire.DecisionDeny }
+	if a.offers(wire.DecisionDeny) {
 		if len(a.data.Reasons) > 0 {
 			var reasons []huh.Option[int]
 			for i, r := range a.data.Reasons {
@@ -61,14 +61,14 @@ func (m *approvalModel) build() {
 		m.add(huh.NewInput().CharLimit(maxReason).Value(&a.reason).Placeholder("no reason"),
 			"Your reason for denying, or nothing (optional)", typed)
 	}
-	if a.offers(askuser.DecisionEdit) {
+	if a.offers(wire.DecisionEdit) {
 		m.edit = huh.NewText().Value(&a.edit).ExternalEditor(false).Validate(func(s string) error {
 			if m.back {
 				return nil
 			}
 			return checkEdit(s)
 		})
-		m.add(m.edit, "The arguments to run the tool with, as JSON", func() bool { return a.decision != askuser.DecisionEdit })
+		m.add(m.edit, "The arguments to run the tool with, as JSON", func() bool { return a.decision != wire.DecisionEdit })
 	}
 	m.form = huh.NewForm(m.groups...).WithKeyMap(formKeyMap()).WithShowHelp(true)
 }
@@ -96,7 +96,7 @@ func (m *approvalModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if k, ok := msg.(tea.KeyPressMsg); ok {
 		switch k.String() {
 		case "esc", "ctrl+c":
-			if !m.a.offers(askuser.DecisionDeny) {
+			if !m.a.offers(wire.DecisionDeny) {
 				return m, nil
 			}
 			m.decision = m.a.denial()
@@ -189,7 +189,7 @@ func (m *approvalModel) argumentLines(room int) []string {
 
 // help is the line under the form: the keys that deny, and who wins.
 func (m *approvalModel) help() string {
-	if !m.a.offers(askuser.DecisionDeny) {
+	if !m.a.offers(wire.DecisionDeny) {
 		return "the first decision from any device wins"
 	}
 	return "esc or ctrl+c: deny without a reason · the first decision from any device wins"

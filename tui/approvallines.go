@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // The accessible mode's approvals: the tool call written once as plain lines, then the
@@ -20,7 +20,7 @@ import (
 const readAloud = 40
 
 func (v *lineView) decide(ctx context.Context, a *approval, w waiting) viewResult {
-	deny := a.offers(askuser.DecisionDeny)
+	deny := a.offers(wire.DecisionDeny)
 	key := ""
 	if deny {
 		key = "Type d to deny."
@@ -67,11 +67,11 @@ func (v *lineView) decide(ctx context.Context, a *approval, w waiting) viewResul
 		}
 		a.decision = a.data.Decisions[k-1]
 		switch a.decision {
-		case askuser.DecisionDeny:
+		case wire.DecisionDeny:
 			if err := v.readReason(ctx, a, &seen); err != nil {
 				return v.stopped(err)
 			}
-		case askuser.DecisionEdit:
+		case wire.DecisionEdit:
 			edited, err := v.readEdit(ctx, a, &seen)
 			if err != nil {
 				return v.stopped(err)
@@ -194,7 +194,7 @@ var hintWords = []struct{ name, yes, no string }{
 // sourceLines say whose tool an approval is for, when it is not the host's own (an MCP
 // server's): the server and whether the host trusts it, the tool's title, and what the
 // server says of the tool, as the server's word. None for the host's own tools.
-func sourceLines(src *askuser.ToolSource) []string {
+func sourceLines(src *wire.ToolSource) []string {
 	if src == nil {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // The arguments of an approval as shown: these are the pure parts of the approval
@@ -121,7 +121,7 @@ func TestSourceLines(t *testing.T) {
 	if got := sourceLines(nil); got != nil {
 		t.Fatalf("own tool: %q", got)
 	}
-	got := sourceLines(&askuser.ToolSource{Server: "git\x1b[31mhub", Title: "Delete a repository", Hints: map[string]bool{"openWorld": true, "custom": false, "readOnly": false, "destructive": true}})
+	got := sourceLines(&wire.ToolSource{Server: "git\x1b[31mhub", Title: "Delete a repository", Hints: map[string]bool{"openWorld": true, "custom": false, "readOnly": false, "destructive": true}})
 	want := []string{
 		"A tool of the server " + clean("git\x1b[31mhub", false) + " (not marked trusted)",
 		"Title: Delete a repository",
@@ -133,7 +133,7 @@ func TestSourceLines(t *testing.T) {
 	if strings.Contains(strings.Join(got, ""), "\x1b") {
 		t.Fatal("an escape reached the terminal")
 	}
-	got = sourceLines(&askuser.ToolSource{Server: "files", Trusted: true})
+	got = sourceLines(&wire.ToolSource{Server: "files", Trusted: true})
 	if want := []string{"A tool of the server files (marked trusted by the host)", "The server says nothing of what this tool does."}; !slices.Equal(got, want) {
 		t.Fatalf("got %q", got)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/coder/websocket"
 )
 
@@ -21,10 +21,10 @@ import (
 type Conn interface {
 	// Recv returns the next event the host sent to this device, waiting until one comes
 	// or ctx ends. An error means the connection is over: Run returns it.
-	Recv(ctx context.Context) (askuser.Event, error)
+	Recv(ctx context.Context) (wire.Event, error)
 	// Send delivers one event from this device to the host. The host decides which
 	// session the device acts for; the event's SessionID is only a hint.
-	Send(ctx context.Context, ev askuser.Event) error
+	Send(ctx context.Context, ev wire.Event) error
 }
 
 // MaxEventBytes bounds one event read by a [WebSocketConn]: the largest question set a
@@ -62,19 +62,19 @@ func Dial(ctx context.Context, url string, opts *websocket.DialOptions) (*WebSoc
 // Recv reads the next event. A message that is not a well-formed event is skipped: a
 // device must survive whatever the host sends it. When ctx ends during Recv, the
 // connection is closed and Recv returns ctx's error.
-func (c *WebSocketConn) Recv(ctx context.Context) (askuser.Event, error) {
+func (c *WebSocketConn) Recv(ctx context.Context) (wire.Event, error) {
 	for {
 		typ, msg, err := c.ws.Read(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return askuser.Event{}, ctx.Err()
+				return wire.Event{}, ctx.Err()
 			}
-			return askuser.Event{}, fmt.Errorf("tui: reading from the host: %w", err)
+			return wire.Event{}, fmt.Errorf("tui: reading from the host: %w", err)
 		}
 		if typ != websocket.MessageText {
 			continue
 		}
-		ev, err := askuser.ParseEvent(msg)
+		ev, err := wire.ParseEvent(msg)
 		if err != nil {
 			continue
 		}
@@ -83,7 +83,7 @@ func (c *WebSocketConn) Recv(ctx context.Context) (askuser.Event, error) {
 }
 
 // Send writes ev as one text message.
-func (c *WebSocketConn) Send(ctx context.Context, ev askuser.Event) error {
+func (c *WebSocketConn) Send(ctx context.Context, ev wire.Event) error {
 	b, err := ev.Encode()
 	if err != nil {
 		return fmt.Errorf("tui: encoding %s: %w", ev.Type, err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // The corpus of hostile text that the tests put into every field the terminal shows:
@@ -104,7 +104,7 @@ func TestCorpusFields(t *testing.T) {
 			checkRendering(t, s, out)
 		}
 
-		a := approval{data: askuser.ApprovalData{Tool: s}}
+		a := approval{data: wire.ApprovalData{Tool: s}}
 		name := a.tool()
 		checkRendering(t, s, name)
 		var back string

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/huh/v2"
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // formUI shows each question set and each approval as a huh form inside a Bubble Tea
@@ -226,7 +227,7 @@ func questionTitle(q *question) string {
 
 // finalView is what stays in the terminal once a form has closed: each question with
 // the answer given, or how the set ended.
-func finalView(s *set, reply *askuser.ResultData, note string) string {
+func finalView(s *set, reply *wire.ResultData, note string) string {
 	var b strings.Builder
 	for i, q := range s.qs {
 		b.WriteString(questionTitle(q))

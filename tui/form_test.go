@@ -12,6 +12,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/tui"
+	"github.com/askuser-go/askuser/wire"
 )
 
 func TestSingleSelect(t *testing.T) {
@@ -384,7 +385,7 @@ func TestEndedElsewhere(t *testing.T) {
 	ch = s.ask(session, "call_cancelled", singleArgs)
 	tm.waitScreen("enter submit")
 	s.waitPending(session, 1)
-	s.d.CancelSession(askuser.ParseSessionID(session))
+	s.d.CancelSession(wire.ParseSessionID(session))
 	if r := s.result(ch); r.Outcome != askuser.Cancelled {
 		t.Fatalf("outcome %v, want cancelled", r.Outcome)
 	}
@@ -425,7 +426,7 @@ func TestQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	ev, _ := askuser.NewEvent(askuser.EventResult, askuser.ParseSessionID(session), askuser.ResultData{RequestID: "call_third", Declined: true})
+	ev, _ := wire.NewEvent(wire.EventResult, wire.ParseSessionID(session), wire.ResultData{RequestID: "call_third", Declined: true})
 	if err := other.Send(t.Context(), ev); err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +478,7 @@ func TestOnEndAndStopping(t *testing.T) {
 	queued := s.ask(session, "call_queued", multiArgs)
 	tm.waitScreen("1 more question set waiting")
 	s.waitPending(session, 2)
-	s.d.CancelSession(askuser.ParseSessionID(session)) // ends both: the queued one leaves unseen
+	s.d.CancelSession(wire.ParseSessionID(session)) // ends both: the queued one leaves unseen
 	s.result(first)
 	s.result(queued)
 	tm.waitScreen("Cancelled.")
@@ -501,7 +502,7 @@ func TestOnEndAndStopping(t *testing.T) {
 	if err := tm.runEnded(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run returned %v, want its context's error", err)
 	}
-	s.d.CancelSession(askuser.ParseSessionID(session))
+	s.d.CancelSession(wire.ParseSessionID(session))
 	s.result(stopped)
 }
 
@@ -535,6 +536,6 @@ func TestBellAndTitle(t *testing.T) {
 	if raw := quiet.rawOutput(); strings.Contains(oscSequence.ReplaceAllString(raw, ""), "\a") || strings.Contains(raw, "Waiting for you") {
 		t.Fatalf("Quiet rang or titled: %q", raw)
 	}
-	s.d.CancelSession(askuser.ParseSessionID(session2))
+	s.d.CancelSession(wire.ParseSessionID(session2))
 	s.result(ch)
 }

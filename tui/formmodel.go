@@ -7,7 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/huh/v2"
 	"charm.land/lipgloss/v2"
-	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // formModel is the Bubble Tea model of one question set: a header with the countdown,
@@ -18,7 +18,7 @@ type formModel struct {
 	form     *huh.Form
 	fields   map[huh.Field]formField
 	previews previews
-	reply    *askuser.ResultData // the person's reply, once closed with one
+	reply    *wire.ResultData // the person's reply, once closed with one
 }
 
 func newFormModel(s *set, w waiting, maxText int) *formModel {
@@ -40,7 +40,7 @@ func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		switch msg.String() {
 		case "esc", "ctrl+c":
-			m.reply = &askuser.ResultData{RequestID: m.set.ask.RequestID, Declined: true}
+			m.reply = &wire.ResultData{RequestID: m.set.ask.RequestID, Declined: true}
 			m.closed = true
 			return m, tea.Quit
 		case "ctrl+a":

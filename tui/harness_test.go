@@ -17,6 +17,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/tui"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
@@ -61,7 +62,7 @@ func newServer(t *testing.T, opts *askuser.Options) *server {
 		if id == "" {
 			return nil, errors.New("no session")
 		}
-		return []askuser.SessionID{askuser.ParseSessionID(id)}, nil
+		return []askuser.SessionID{wire.ParseSessionID(id)}, nil
 	}})
 	d := askuser.New(hub, opts)
 	hub.Bind(d)
@@ -105,7 +106,7 @@ func (s *server) ask(session, id, arguments string) <-chan askuser.Result {
 	ch := make(chan askuser.Result, 1)
 	go func() {
 		ch <- s.d.Dispatch(context.Background(), askuser.ToolCall{
-			Session: askuser.ParseSessionID(session), ID: id, Name: askuser.ToolName, Arguments: json.RawMessage(arguments),
+			Session: wire.ParseSessionID(session), ID: id, Name: askuser.ToolName, Arguments: json.RawMessage(arguments),
 		})
 	}()
 	return ch
@@ -127,7 +128,7 @@ func (s *server) result(ch <-chan askuser.Result) askuser.Result {
 func (s *server) waitPending(session string, n int) {
 	s.t.Helper()
 	eventually(s.t, fmt.Sprintf("%d pending question sets", n), func() bool {
-		return len(s.d.Pending(askuser.ParseSessionID(session))) == n
+		return len(s.d.Pending(wire.ParseSessionID(session))) == n
 	})
 }
 
@@ -137,7 +138,7 @@ func (s *server) approve(session, id, tool, arguments string) <-chan askuser.App
 	ch := make(chan askuser.ApprovalResult, 1)
 	go func() {
 		ch <- s.d.Approve(context.Background(), askuser.ToolCall{
-			Session: askuser.ParseSessionID(session), ID: id, Name: tool, Arguments: json.RawMessage(arguments),
+			Session: wire.ParseSessionID(session), ID: id, Name: tool, Arguments: json.RawMessage(arguments),
 		})
 	}()
 	return ch
@@ -159,20 +160,20 @@ func (s *server) decision(ch <-chan askuser.ApprovalResult) askuser.ApprovalResu
 func (s *server) waitApprovals(session string, n int) {
 	s.t.Helper()
 	eventually(s.t, fmt.Sprintf("%d pending approvals", n), func() bool {
-		return len(s.d.PendingApprovals(askuser.ParseSessionID(session))) == n
+		return len(s.d.PendingApprovals(wire.ParseSessionID(session))) == n
 	})
 }
 
 // decideElsewhere decides an approval from another device of the session, one that is
 // not a terminal (a browser panel, say).
-func (s *server) decideElsewhere(session string, data askuser.ApprovalResultData) {
+func (s *server) decideElsewhere(session string, data wire.ApprovalResultData) {
 	s.t.Helper()
 	dev, err := tui.Dial(s.t.Context(), s.wsURL(session), nil)
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	defer dev.Close()
-	ev, err := askuser.NewEvent(askuser.EventApprovalResult, askuser.ParseSessionID(session), data)
+	ev, err := wire.NewEvent(wire.EventApprovalResult, wire.ParseSessionID(session), data)
 	if err == nil {
 		err = dev.Send(s.t.Context(), ev)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/tui"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // What the model writes reaches the terminal as text only: no escape sequence or
@@ -264,7 +265,7 @@ func TestHostileCorpus(t *testing.T) {
 					a := approvals[asked]
 					decisions[asked] = s.approve(session, fmt.Sprintf("call_hostile_tool_%d", asked), a.tool, a.args)
 					eventually(t, "the approval pending", func() bool {
-						for _, p := range s.d.PendingApprovals(askuser.ParseSessionID(session)) {
+						for _, p := range s.d.PendingApprovals(wire.ParseSessionID(session)) {
 							if p.RequestID == fmt.Sprintf("call_hostile_tool_%d", asked) {
 								return true
 							}
@@ -282,14 +283,14 @@ func TestHostileCorpus(t *testing.T) {
 				ask(i + 8)
 				tm.waitScreen(a.marker, a.lastKey)
 				if i < len(reasons) {
-					var p askuser.ApprovalData
-					for _, p = range s.d.PendingApprovals(askuser.ParseSessionID(session)) {
+					var p wire.ApprovalData
+					for _, p = range s.d.PendingApprovals(wire.ParseSessionID(session)) {
 						if p.RequestID == fmt.Sprintf("call_hostile_tool_%d", i) {
 							break
 						}
 					}
-					ev, err := askuser.NewEvent(askuser.EventApprovalResult, askuser.ParseSessionID(session), askuser.ApprovalResultData{
-						RequestID: p.RequestID, Decision: askuser.DecisionDeny, Reason: fmt.Sprintf("W%03d%s", i, reasons[i]), Digest: p.Digest})
+					ev, err := wire.NewEvent(wire.EventApprovalResult, wire.ParseSessionID(session), wire.ApprovalResultData{
+						RequestID: p.RequestID, Decision: wire.DecisionDeny, Reason: fmt.Sprintf("W%03d%s", i, reasons[i]), Digest: p.Digest})
 					if err == nil {
 						err = other.Send(t.Context(), ev)
 					}

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/muesli/cancelreader"
 )
 
@@ -37,7 +37,7 @@ func (u *lineUI) say(text string) { _, _ = io.WriteString(u.out, text+"\n") }
 func (u *lineUI) close() { u.in.close() }
 
 func (u *lineUI) show(ctx context.Context, s *set, w waiting) view {
-	decline := viewResult{reply: &askuser.ResultData{RequestID: s.ask.RequestID, Declined: true}}
+	decline := viewResult{reply: &wire.ResultData{RequestID: s.ask.RequestID, Declined: true}}
 	v := u.newView("question set", s.ask.ExpiresAt, decline, "declining")
 	go func() { v.result <- v.askSet(ctx, s, w) }()
 	return v
@@ -119,7 +119,7 @@ func (v *lineView) askSet(ctx context.Context, s *set, w waiting) viewResult {
 			}
 			decline, msg := v.parse(q, line)
 			if decline {
-				return viewResult{reply: &askuser.ResultData{RequestID: s.ask.RequestID, Declined: true}}
+				return viewResult{reply: &wire.ResultData{RequestID: s.ask.RequestID, Declined: true}}
 			}
 			if msg != "" {
 				v.printf("%s\n", msg)

@@ -11,26 +11,27 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/tui"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // scriptedHost is a Conn whose host side the test plays by hand, for the replies a
 // real host gives only in a race: a question that ended elsewhere just before this
 // terminal's answer arrived (not_pending), or an outcome this version does not know.
 type scriptedHost struct {
-	toDevice   chan askuser.Event
-	fromDevice chan askuser.Event
+	toDevice   chan wire.Event
+	fromDevice chan wire.Event
 }
 
-func (h *scriptedHost) Recv(ctx context.Context) (askuser.Event, error) {
+func (h *scriptedHost) Recv(ctx context.Context) (wire.Event, error) {
 	select {
 	case ev := <-h.toDevice:
 		return ev, nil
 	case <-ctx.Done():
-		return askuser.Event{}, ctx.Err()
+		return wire.Event{}, ctx.Err()
 	}
 }
 
-func (h *scriptedHost) Send(ctx context.Context, ev askuser.Event) error {
+func (h *scriptedHost) Send(ctx context.Context, ev wire.Event) error {
 	select {
 	case h.fromDevice <- ev:
 		return nil
@@ -58,7 +59,7 @@ func (w *lockedBuffer) String() string {
 }
 
 func TestNotPendingAndUnknownOutcome(t *testing.T) {
-	host := &scriptedHost{toDevice: make(chan askuser.Event), fromDevice: make(chan askuser.Event)}
+	host := &scriptedHost{toDevice: make(chan wire.Event), fromDevice: make(chan wire.Event)}
 	out := &lockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	// The person types 1, and then nothing: the input stays open.
@@ -76,7 +77,7 @@ func TestNotPendingAndUnknownOutcome(t *testing.T) {
 	session := askuser.IntSession(7)
 	send := func(typ string, data any) {
 		t.Helper()
-		ev, err := askuser.NewEvent(typ, session, data)
+		ev, err := wire.NewEvent(typ, session, data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,16 +87,16 @@ func TestNotPendingAndUnknownOutcome(t *testing.T) {
 			t.Fatalf("the terminal did not take %s", typ)
 		}
 	}
-	var ask askuser.AskData
+	var ask wire.AskData
 	if err := json.Unmarshal([]byte(`{"requestId":"r1","questions":`+singleArgs[len(`{"questions":`):len(singleArgs)-1]+`}`), &ask); err != nil {
 		t.Fatal(err)
 	}
 
 	// The answer arrives after the question ended elsewhere.
-	send(askuser.EventAsk, ask)
+	send(wire.EventAsk, ask)
 	select {
 	case ev := <-host.fromDevice:
-		var r askuser.ResultData
+		var r wire.ResultData
 		if err := json.Unmarshal(ev.Data, &r); err != nil || r.RequestID != "r1" || len(r.Answers) != 1 ||
 			r.Answers[0].SelectedLabels[0] != "Vue 3 (Recommended)" || ev.SessionID != session {
 			t.Fatalf("the terminal sent %s %s", ev.Type, ev.Data)
@@ -103,15 +104,15 @@ func TestNotPendingAndUnknownOutcome(t *testing.T) {
 	case <-time.After(waitTimeout):
 		t.Fatal("the terminal sent no answer")
 	}
-	send(askuser.EventError, askuser.ErrorData{RequestID: "r1", Code: "not_pending", Message: "no such pending question"})
+	send(wire.EventError, wire.ErrorData{RequestID: "r1", Code: "not_pending", Message: "no such pending question"})
 	eventually(t, "the not_pending note", func() bool {
 		return strings.Contains(out.String(), "This question had already ended on another device.")
 	})
 
 	// A resolution with an outcome this version does not know still ends the question.
 	ask.RequestID = "r2"
-	send(askuser.EventAsk, ask)
+	send(wire.EventAsk, ask)
 	eventually(t, "the second question", func() bool { return strings.Count(out.String(), "Answer 1:") == 2 })
-	send(askuser.EventResolved, map[string]string{"requestId": "r2", "outcome": "exploded"})
+	send(wire.EventResolved, map[string]string{"requestId": "r2", "outcome": "exploded"})
 	eventually(t, "the unknown outcome's note", func() bool { return strings.Contains(out.String(), "Ended (exploded).") })
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // DefaultMaxCustomInput is the default bound, in characters, of an Other text: the
@@ -82,7 +82,7 @@ func Run(ctx context.Context, conn Conn, opts *Options) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	d := &device{conn: conn, events: make(chan askuser.Event), failed: make(chan error, 1), onEnd: o.OnEnd}
+	d := &device{conn: conn, events: make(chan wire.Event), failed: make(chan error, 1), onEnd: o.OnEnd}
 	if !o.Quiet {
 		d.alerts, d.bellOnly = o.Output, o.Accessible
 	}
@@ -111,8 +111,8 @@ func Run(ctx context.Context, conn Conn, opts *Options) error {
 type device struct {
 	conn   Conn
 	ui     ui
-	events chan askuser.Event // from the receiver
-	failed chan error         // the receiver's end: conn failed
+	events chan wire.Event // from the receiver
+	failed chan error      // the receiver's end: conn failed
 	// queue holds the pending requests, question sets and approvals, in the order they
 	// came; queue[0] is shown.
 	queue []request
@@ -135,7 +135,7 @@ type request interface {
 	// resolvedType is the type of the event that says it ended.
 	resolvedType() string
 	// replyEvent is the event that sends what the person did in a view.
-	replyEvent(res viewResult) (askuser.Event, error)
+	replyEvent(res viewResult) (wire.Event, error)
 	// endNote says how it ended, from its resolution and what this device had sent for
 	// it (the zero viewResult for nothing).
 	endNote(r resolution, sent viewResult) string
@@ -173,8 +173,8 @@ type view interface {
 // decision (on an approval), or closed (neither), or with the error that stopped it
 // (the context's, or the terminal's).
 type viewResult struct {
-	reply    *askuser.ResultData
-	decision *askuser.ApprovalResultData
+	reply    *wire.ResultData
+	decision *wire.ApprovalResultData
 	err      error
 	// then, when set with a reply, ends Run once the host has had the reply: the input
 	// ended, so nothing more can be answered here.
@@ -212,14 +212,14 @@ func (d *device) receive(ctx context.Context) {
 }
 
 // next waits for the host's next event.
-func (d *device) next(ctx context.Context) (askuser.Event, error) {
+func (d *device) next(ctx context.Context) (wire.Event, error) {
 	select {
 	case ev := <-d.events:
 		return ev, nil
 	case err := <-d.failed:
-		return askuser.Event{}, err
+		return wire.Event{}, err
 	case <-ctx.Done():
-		return askuser.Event{}, ctx.Err()
+		return wire.Event{}, ctx.Err()
 	}
 }
 
@@ -244,21 +244,21 @@ func (d *device) loop(ctx context.Context) error {
 // may be nil): a new question set or approval joins the queue; a resolution removes its
 // request; an error is said. It reports whether the event was about cur instead,
 // leaving it to the caller.
-func (d *device) take(ev askuser.Event, cur request) (mine bool) {
+func (d *device) take(ev wire.Event, cur request) (mine bool) {
 	switch ev.Type {
-	case askuser.EventAsk:
-		var a askuser.AskData
+	case wire.EventAsk:
+		var a wire.AskData
 		if json.Unmarshal(ev.Data, &a) != nil || a.RequestID == "" || len(a.Questions) == 0 {
 			return false
 		}
 		d.enqueue(newSet(ev.SessionID, a))
-	case askuser.EventApproval:
-		var a askuser.ApprovalData
+	case wire.EventApproval:
+		var a wire.ApprovalData
 		if json.Unmarshal(ev.Data, &a) != nil || a.RequestID == "" || a.Tool == "" || len(a.Decisions) == 0 {
 			return false
 		}
 		d.enqueue(newApproval(ev.SessionID, a))
-	case askuser.EventResolved, askuser.EventApprovalResolved:
+	case wire.EventResolved, wire.EventApprovalResolved:
 		var r resolution
 		if json.Unmarshal(ev.Data, &r) != nil {
 			return false
@@ -270,8 +270,8 @@ func (d *device) take(ev askuser.Event, cur request) (mine bool) {
 			d.queue = append(d.queue[:i:i], d.queue[i+1:]...)
 			d.ended(r.RequestID)
 		}
-	case askuser.EventError:
-		var e askuser.ErrorData
+	case wire.EventError:
+		var e wire.ErrorData
 		if json.Unmarshal(ev.Data, &e) != nil {
 			return false
 		}
@@ -449,8 +449,8 @@ wait:
 			d.ui.say(r.endNote(rs, res))
 			d.ended(r.requestID())
 			return res.then
-		case askuser.EventError:
-			var e askuser.ErrorData
+		case wire.EventError:
+			var e wire.ErrorData
 			_ = json.Unmarshal(ev.Data, &e)
 			if e.Code == "not_pending" {
 				// It ended elsewhere first; its resolution has come or is lost.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
 )
@@ -19,11 +21,11 @@ import (
 // Authenticate named as who decided; every device is told the end; a second decision
 // gets not_pending.
 func TestApprovalsOverTheHub(t *testing.T) {
-	audits := make(chan askuser.Audit, 4)
+	audits := make(chan observe.Audit, 4)
 	e := newEnv(t, &wshub.Options{Authenticate: func(r *http.Request) (wshub.Access, error) {
 		sessions, err := authorizeQuery(r)
 		return wshub.Access{User: "user-" + r.URL.Query().Get("user"), Sessions: sessions}, err
-	}}, &askuser.Options{Observer: askuser.Hooks{OnAudit: func(a askuser.Audit) { audits <- a }}})
+	}}, &askuser.Options{Observer: observe.Hooks{OnAudit: func(a observe.Audit) { audits <- a }}})
 	s := askuser.StringSession("ops")
 	q := e.ask(s, "q1")
 	approved := make(chan askuser.ApprovalResult, 1)
@@ -39,33 +41,33 @@ func TestApprovalsOverTheHub(t *testing.T) {
 	}
 
 	dv := e.dial("ops&user=bob")
-	if a := decode[askuser.AskData](t, dv.next(askuser.EventAsk)); a.RequestID != "q1" {
+	if a := decode[wire.AskData](t, dv.next(wire.EventAsk)); a.RequestID != "q1" {
 		t.Fatalf("first the question set, got %+v", a)
 	}
-	ap := decode[askuser.ApprovalData](t, dv.next(askuser.EventApproval))
+	ap := decode[wire.ApprovalData](t, dv.next(wire.EventApproval))
 	if ap.RequestID != "a1" || ap.Tool != "delete_branch" || string(ap.Arguments) != `{"name":"old"}` {
 		t.Fatalf("then the approval, got %+v", ap)
 	}
 	other := e.dial("ops&user=carol")
-	other.next(askuser.EventAsk)
-	other.next(askuser.EventApproval)
+	other.next(wire.EventAsk)
+	other.next(wire.EventApproval)
 
-	dv.send(map[string]any{"type": askuser.EventApprovalResult, "data": askuser.ApprovalResultData{RequestID: "a1", Decision: askuser.DecisionDeny, Reason: "keep it", Digest: ap.Digest}})
+	dv.send(map[string]any{"type": wire.EventApprovalResult, "data": wire.ApprovalResultData{RequestID: "a1", Decision: wire.DecisionDeny, Reason: "keep it", Digest: ap.Digest}})
 	r := <-approved
 	if r.Outcome != askuser.Denied || r.Decision.By != "user-bob" || r.Decision.Reason != "keep it" {
 		t.Fatalf("approval %+v", r)
 	}
-	if a := <-audits; a.By != "user-bob" || a.Decision != askuser.DecisionDeny || a.RequestID != "a1" {
+	if a := <-audits; a.By != "user-bob" || a.Decision != wire.DecisionDeny || a.RequestID != "a1" {
 		t.Fatalf("audit %+v", a)
 	}
 	for _, d := range []*device{dv, other} {
-		res := decode[askuser.ApprovalResolvedData](t, d.next(askuser.EventApprovalResolved))
+		res := decode[wire.ApprovalResolvedData](t, d.next(wire.EventApprovalResolved))
 		if res.RequestID != "a1" || res.Outcome != askuser.Denied || res.Reason != "keep it" {
 			t.Fatalf("resolution %+v", res)
 		}
 	}
-	other.send(map[string]any{"type": askuser.EventApprovalResult, "data": askuser.ApprovalResultData{RequestID: "a1", Decision: askuser.DecisionApprove}})
-	expectError(t, other.next(askuser.EventError), "not_pending", "a1")
+	other.send(map[string]any{"type": wire.EventApprovalResult, "data": wire.ApprovalResultData{RequestID: "a1", Decision: wire.DecisionApprove}})
+	expectError(t, other.next(wire.EventError), "not_pending", "a1")
 	e.d.CancelSession(s)
 	e.result(q)
 }
@@ -87,13 +89,13 @@ func TestNewNeedsOneAuthorization(t *testing.T) {
 // observations records what the hub's observer is told.
 type observations struct {
 	mu   sync.Mutex
-	seen []askuser.Observation
+	seen []observe.Observation
 }
 
-func (o *observations) Begin(ctx context.Context, _ askuser.CallInfo) (context.Context, func(askuser.CallEnd)) {
+func (o *observations) Begin(ctx context.Context, _ observe.CallInfo) (context.Context, func(observe.CallEnd)) {
 	return ctx, nil
 }
-func (o *observations) Observe(_ context.Context, x askuser.Observation) {
+func (o *observations) Observe(_ context.Context, x observe.Observation) {
 	o.mu.Lock()
 	o.seen = append(o.seen, x)
 	o.mu.Unlock()
@@ -107,9 +109,9 @@ func TestHubObserver(t *testing.T) {
 	e := newEnv(t, &wshub.Options{Observer: obs}, nil)
 	dv := e.dial("obs")
 	dv.sendRaw(`{"type":"ask_user_questions_result","data":{"requestId":"nope","answers":[]}}`)
-	expectError(t, dv.next(askuser.EventError), "not_pending", "nope")
+	expectError(t, dv.next(wire.EventError), "not_pending", "nope")
 	dv.sendRaw(`not json`)
-	expectError(t, dv.next(askuser.EventError), "malformed_event", "")
+	expectError(t, dv.next(wire.EventError), "malformed_event", "")
 	dv.ws.Close(websocket.StatusNormalClosure, "")
 	e.waitDisconnect()
 	obs.mu.Lock()
@@ -118,7 +120,7 @@ func TestHubObserver(t *testing.T) {
 	for _, x := range obs.seen {
 		got = append(got, fmt.Sprint(x.What, " ", x.Code))
 	}
-	want := []string{fmt.Sprint(askuser.ObservedConnect, " "), fmt.Sprint(askuser.ObservedRefusal, " not_pending"), fmt.Sprint(askuser.ObservedRefusal, " malformed_event"), fmt.Sprint(askuser.ObservedDisconnect, " ")}
+	want := []string{fmt.Sprint(observe.Connected, " "), fmt.Sprint(observe.Refused, " not_pending"), fmt.Sprint(observe.Refused, " malformed_event"), fmt.Sprint(observe.Disconnected, " ")}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("observed %v, want %v", got, want)
 	}

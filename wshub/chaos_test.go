@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
 )
@@ -121,11 +122,11 @@ func TestChaos(t *testing.T) {
 		MaxMessagesPerSecond: 10000,
 		// A sync message is acknowledged after every earlier message of the connection
 		// has been handled, so a device knows whether its last message was refused.
-		OnEvent: func(ctx context.Context, c *wshub.Conn, ev askuser.Event) error {
+		OnEvent: func(ctx context.Context, c *wshub.Conn, ev wire.Event) error {
 			if ev.Type != "chaos_sync" {
-				return askuser.ErrUnsupportedEvent
+				return wire.ErrUnsupportedEvent
 			}
-			return c.Send(ctx, askuser.Event{Type: "chaos_ack", SessionID: ev.SessionID, Data: ev.Data})
+			return c.Send(ctx, wire.Event{Type: "chaos_ack", SessionID: ev.SessionID, Data: ev.Data})
 		},
 	})
 	d := askuser.New(hub, &askuser.Options{Timeout: chaosTimeout, Policy: chaosApproval})
@@ -345,15 +346,15 @@ func checkApprovalCall(t *testing.T, c chaosCall, accepted []chaosSend, log *cha
 	}
 	switch r.Outcome {
 	case askuser.Approved:
-		if _, ok := want(askuser.DecisionApprove); ok && string(r.Arguments) != `{"name":"`+c.id+`"}` {
+		if _, ok := want(wire.DecisionApprove); ok && string(r.Arguments) != `{"name":"`+c.id+`"}` {
 			t.Errorf("%s approved to run with %s", c.id, r.Arguments)
 		}
 	case askuser.Edited:
-		if s, ok := want(askuser.DecisionEdit); ok && string(r.Arguments) != `{"name":"`+s.token+`"}` {
+		if s, ok := want(wire.DecisionEdit); ok && string(r.Arguments) != `{"name":"`+s.token+`"}` {
 			t.Errorf("%s: the tool would run with %s, but the accepted edit was %q", c.id, r.Arguments, s.token)
 		}
 	case askuser.Denied:
-		if s, ok := want(askuser.DecisionDeny); ok && s.kind == sendValid && r.Decision.Reason != s.token {
+		if s, ok := want(wire.DecisionDeny); ok && s.kind == sendValid && r.Decision.Reason != s.token {
 			t.Errorf("%s denied with reason %q, but the accepted denial said %q", c.id, r.Decision.Reason, s.token)
 		}
 	case askuser.Cancelled:
@@ -463,7 +464,7 @@ func (dv *chaosDevice) act(ctx context.Context, c *chaosConn, kind sendKind, id 
 		dv.decide(ctx, c, kind, id, session, token)
 		return
 	}
-	data := askuser.ResultData{RequestID: id}
+	data := wire.ResultData{RequestID: id}
 	some := []string{"X", "Y", "Z"}[:1+dv.rng.IntN(3)]
 	switch kind {
 	case sendValid, sendForeign:
@@ -487,40 +488,40 @@ func (dv *chaosDevice) act(ctx context.Context, c *chaosConn, kind sendKind, id 
 		data.Declined = true
 	}
 	raw, _ := json.Marshal(data)
-	dv.send(ctx, c, askuser.EventResult, session, raw, chaosSend{kind: kind, request: id, token: token})
+	dv.send(ctx, c, wire.EventResult, session, raw, chaosSend{kind: kind, request: id, token: token})
 }
 
 // decide sends a decision on approval id: valid ones approve, deny with the token as
 // the reason, or edit the name into the token; invalid ones break the schema or make a
 // decision not offered; a decline is a denial without a reason.
 func (dv *chaosDevice) decide(ctx context.Context, c *chaosConn, kind sendKind, id, session, token string) {
-	data := askuser.ApprovalResultData{RequestID: id}
+	data := wire.ApprovalResultData{RequestID: id}
 	switch kind {
 	case sendValid, sendForeign:
 		switch dv.rng.IntN(3) {
 		case 0:
-			data.Decision = askuser.DecisionApprove
+			data.Decision = wire.DecisionApprove
 		case 1:
-			data.Decision, data.Reason = askuser.DecisionDeny, token
+			data.Decision, data.Reason = wire.DecisionDeny, token
 		default:
-			data.Decision, data.Arguments = askuser.DecisionEdit, json.RawMessage(`{"name":"`+token+`"}`)
+			data.Decision, data.Arguments = wire.DecisionEdit, json.RawMessage(`{"name":"`+token+`"}`)
 		}
 	case sendInvalid:
 		if dv.rng.IntN(2) == 0 {
-			data.Decision, data.Arguments = askuser.DecisionEdit, json.RawMessage(`{"name":""}`)
+			data.Decision, data.Arguments = wire.DecisionEdit, json.RawMessage(`{"name":""}`)
 		} else {
-			data.Decision = askuser.DecisionAlways
+			data.Decision = wire.DecisionAlways
 		}
 	case sendDecline:
-		data.Decision = askuser.DecisionDeny
+		data.Decision = wire.DecisionDeny
 	}
 	raw, _ := json.Marshal(data)
-	dv.send(ctx, c, askuser.EventApprovalResult, session, raw, chaosSend{kind: kind, request: id, token: token, decision: data.Decision})
+	dv.send(ctx, c, wire.EventApprovalResult, session, raw, chaosSend{kind: kind, request: id, token: token, decision: data.Decision})
 }
 
 // send sends one message of type typ with data and records how it was taken.
 func (dv *chaosDevice) send(ctx context.Context, c *chaosConn, typ, session string, data json.RawMessage, s chaosSend) {
-	msg, _ := json.Marshal(askuser.Event{Type: typ, SessionID: askuser.StringSession(session), Data: data})
+	msg, _ := json.Marshal(wire.Event{Type: typ, SessionID: askuser.StringSession(session), Data: data})
 	errsBefore := c.errorCount(s.request)
 	if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
 		dv.t.Errorf("%s: write: %v", dv.name, err)
@@ -557,25 +558,25 @@ func (c *chaosConn) read(ctx context.Context) {
 		if err != nil {
 			return
 		}
-		ev, err := askuser.ParseEvent(msg)
+		ev, err := wire.ParseEvent(msg)
 		if err != nil {
 			c.dev.t.Errorf("%s: server sent a malformed event: %v", c.dev.name, err)
 			return
 		}
 		c.mu.Lock()
 		switch ev.Type {
-		case askuser.EventAsk:
-			var a askuser.AskData
+		case wire.EventAsk:
+			var a wire.AskData
 			_ = json.Unmarshal(ev.Data, &a)
 			c.asks[a.RequestID] = false
-		case askuser.EventApproval:
-			var a askuser.ApprovalData
+		case wire.EventApproval:
+			var a wire.ApprovalData
 			_ = json.Unmarshal(ev.Data, &a)
 			c.asks[a.RequestID] = true
-		case askuser.EventResolved, askuser.EventApprovalResolved:
-			var r askuser.ResolvedData
-			if ev.Type == askuser.EventApprovalResolved {
-				var a askuser.ApprovalResolvedData
+		case wire.EventResolved, wire.EventApprovalResolved:
+			var r wire.ResolvedData
+			if ev.Type == wire.EventApprovalResolved {
+				var a wire.ApprovalResolvedData
 				_ = json.Unmarshal(ev.Data, &a)
 				r.RequestID, r.Outcome = a.RequestID, a.Outcome
 			} else {
@@ -585,8 +586,8 @@ func (c *chaosConn) read(ctx context.Context) {
 				c.dev.t.Errorf("%s: %s resolved twice (%v, %v)", c.dev.name, r.RequestID, prev, r.Outcome)
 			}
 			c.resolved[r.RequestID] = r.Outcome
-		case askuser.EventError:
-			var e askuser.ErrorData
+		case wire.EventError:
+			var e wire.ErrorData
 			_ = json.Unmarshal(ev.Data, &e)
 			c.errors[e.RequestID] = append(c.errors[e.RequestID], e.Code)
 		case "chaos_ack":

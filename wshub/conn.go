@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/coder/websocket"
 )
 
@@ -46,7 +48,7 @@ type Conn struct {
 	// replay or the queue) and not yet their resolution, so that it is never given one
 	// twice. Guarded by hub.mu.
 	asked map[askKey]struct{}
-	// hidden says the device's page is hidden ([askuser.EventVisibility]). Guarded by
+	// hidden says the device's page is hidden ([wire.EventVisibility]). Guarded by
 	// hub.mu.
 	hidden bool
 
@@ -85,16 +87,16 @@ type Conn struct {
 // it: a question set, or an approval when approval is set.
 type pendingAsk struct {
 	session  askuser.SessionID
-	ask      askuser.AskData
-	approval *askuser.ApprovalData
+	ask      wire.AskData
+	approval *wire.ApprovalData
 }
 
 // event encodes the request's ask event.
-func (p *pendingAsk) event() (askuser.Event, error) {
+func (p *pendingAsk) event() (wire.Event, error) {
 	if p.approval != nil {
-		return askuser.NewEvent(askuser.EventApproval, p.session, p.approval)
+		return wire.NewEvent(wire.EventApproval, p.session, p.approval)
 	}
-	return askuser.NewEvent(askuser.EventAsk, p.session, &p.ask)
+	return wire.NewEvent(wire.EventAsk, p.session, &p.ask)
 }
 
 // askKey names a question: its session and request id.
@@ -144,7 +146,7 @@ func (c *Conn) User() string { return c.user }
 // waiting for the write; ctx is not used, since Send never blocks. It returns an error
 // matching [ErrConnClosed] when the connection has ended, and also when its queue is
 // full, in which case the connection is dropped.
-func (c *Conn) Send(ctx context.Context, ev askuser.Event) error {
+func (c *Conn) Send(ctx context.Context, ev wire.Event) error {
 	b, err := ev.Encode()
 	if err != nil {
 		return fmt.Errorf("wshub: encoding %s event: %w", ev.Type, err)
@@ -478,17 +480,17 @@ func (c *Conn) onPing(context.Context, []byte) bool {
 // hands it on. Every refusal goes back to this connection alone; handle reports whether
 // the message was accepted.
 func (c *Conn) handle(msg []byte) bool {
-	ev, err := askuser.ParseEvent(msg)
+	ev, err := wire.ParseEvent(msg)
 	if err != nil {
 		c.refuse(c.defaultSession(), "", err)
 		return false
 	}
-	if ev.Type == askuser.EventVisibility { // the connection's, whatever its sessions
+	if ev.Type == wire.EventVisibility { // the connection's, whatever its sessions
 		var v struct {
 			Visible *bool `json:"visible"`
 		}
 		if json.Unmarshal(ev.Data, &v) != nil || v.Visible == nil {
-			c.refuse(c.defaultSession(), "", fmt.Errorf(`%w: %s data: want {"visible": true|false}`, askuser.ErrMalformedEvent, askuser.EventVisibility))
+			c.refuse(c.defaultSession(), "", fmt.Errorf(`%w: %s data: want {"visible": true|false}`, wire.ErrMalformedEvent, wire.EventVisibility))
 			return false
 		}
 		c.hub.setVisible(c, *v.Visible)
@@ -508,10 +510,10 @@ func (c *Conn) handle(msg []byte) bool {
 	ev.SessionID, ev.User, ev.Via = session, c.user, c.via
 	h := c.hub
 	if c.only != "" && !c.mayAct(ev) {
-		c.refuse(session, ev.RequestID(), fmt.Errorf("%w: this link is for request %q alone", askuser.ErrForbidden, truncate(c.only)))
+		c.refuse(session, ev.RequestID(), fmt.Errorf("%w: this link is for request %q alone", wire.ErrForbidden, truncate(c.only)))
 		return false
 	}
-	if ev.Type != askuser.EventResult && ev.Type != askuser.EventApprovalResult && h.opts.OnEvent != nil {
+	if ev.Type != wire.EventResult && ev.Type != wire.EventApprovalResult && h.opts.OnEvent != nil {
 		err = h.opts.OnEvent(c.ctx, c, ev)
 	} else {
 		// The Inbound takes answers and decisions, and refuses every other type as
@@ -530,12 +532,12 @@ func (c *Conn) handle(msg []byte) bool {
 
 // mayAct reports whether a link's connection may send ev: an answer or a decision of its
 // one request.
-func (c *Conn) mayAct(ev askuser.Event) bool {
-	return (ev.Type == askuser.EventResult || ev.Type == askuser.EventApprovalResult) && ev.RequestID() == c.only
+func (c *Conn) mayAct(ev wire.Event) bool {
+	return (ev.Type == wire.EventResult || ev.Type == wire.EventApprovalResult) && ev.RequestID() == c.only
 }
 
 func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
-	ev := askuser.ErrorEvent(session, requestID, err)
+	ev := wire.ErrorEvent(session, requestID, err)
 	defer func() { // after it is observed: a device that has its refusal finds it counted
 		if b, mErr := ev.Encode(); mErr == nil {
 			c.enqueue(b)
@@ -545,10 +547,10 @@ func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
 	if h.opts.Observer == nil && h.opts.Logger == nil {
 		return
 	}
-	var data askuser.ErrorData
+	var data wire.ErrorData
 	_ = json.Unmarshal(ev.Data, &data)
 	if h.opts.Observer != nil {
-		h.opts.Observer.Observe(c.ctx, askuser.Observation{What: askuser.ObservedRefusal, Session: session, RequestID: data.RequestID, Code: data.Code, Err: err})
+		h.opts.Observer.Observe(c.ctx, observe.Observation{What: observe.Refused, Session: session, RequestID: data.RequestID, Code: data.Code, Err: err})
 	}
 	if h.opts.Logger != nil {
 		h.opts.Logger.LogAttrs(c.ctx, slog.LevelWarn, "wshub: device event refused", slog.String("askuser.refusal.code", data.Code),
@@ -558,7 +560,7 @@ func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
 
 // errSessionRequired refuses an event without a sessionId on a connection authorized for
 // several sessions: which one it acts for cannot be guessed.
-var errSessionRequired = fmt.Errorf("%w: sessionId is required on a connection authorized for several sessions", askuser.ErrMalformedEvent)
+var errSessionRequired = fmt.Errorf("%w: sessionId is required on a connection authorized for several sessions", wire.ErrMalformedEvent)
 
 // authorize returns the authorized session an inbound event acts for: the one equal to
 // id, number or string alike, as everywhere in the protocol (the numeric session 123 and
@@ -579,12 +581,12 @@ func (c *Conn) authorize(id askuser.SessionID) (askuser.SessionID, error) {
 	for _, s := range c.sessions {
 		if s.String() == id.String() { // the same text, another type: say so
 			if s.IsNumeric() {
-				return askuser.SessionID{}, fmt.Errorf("%w: sessionId %q is a string; this connection's session is the number %s", askuser.ErrForbidden, truncate(id.String()), s)
+				return askuser.SessionID{}, fmt.Errorf("%w: sessionId %q is a string; this connection's session is the number %s", wire.ErrForbidden, truncate(id.String()), s)
 			}
-			return askuser.SessionID{}, fmt.Errorf("%w: sessionId %s is a number; this connection's session is the string %q", askuser.ErrForbidden, truncate(id.String()), s)
+			return askuser.SessionID{}, fmt.Errorf("%w: sessionId %s is a number; this connection's session is the string %q", wire.ErrForbidden, truncate(id.String()), s)
 		}
 	}
-	return askuser.SessionID{}, askuser.ErrForbidden
+	return askuser.SessionID{}, wire.ErrForbidden
 }
 
 // truncate cuts s for an error message, without splitting a character.

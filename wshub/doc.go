@@ -1,4 +1,4 @@
-// Package wshub is a WebSocket [askuser.Transport]: it carries ask_user_questions events to
+// Package wshub is a WebSocket [wire.Transport]: it carries ask_user_questions events to
 // every browser or app connected for a session, and feeds their answers back to the
 // [askuser.Dispatcher], checking that each connection acts only for the sessions it was
 // authorized for.
@@ -24,10 +24,10 @@
 // Each connection gets the session's pending questions as soon as it connects, then every
 // event of its sessions. One slow or dead connection never delays another: each has its
 // own bounded queue and writer, and is dropped when it falls behind. What a connection
-// sends is parsed with [askuser.ParseEvent]; an ask_user_questions_result goes to the
+// sends is parsed with [wire.ParseEvent]; an ask_user_questions_result goes to the
 // dispatcher, any other type to [Options.OnEvent], and every refusal goes back to that
 // connection alone as an ask_user_questions_error event.
 //
-// The hub also implements [askuser.Presence], so the dispatcher's [askuser.Options.FailWithoutDevice]
+// The hub also implements [wire.Presence], so the dispatcher's [askuser.Options.FailWithoutDevice]
 // and [askuser.Options.FailOnDisconnect] policies see which sessions have a device connected.
 package wshub

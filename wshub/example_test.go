@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
 )
@@ -19,7 +20,7 @@ func Example() {
 	hub := wshub.New(&wshub.Options{
 		// The host's own login check: here, the session named in the URL.
 		Authorize: func(r *http.Request) ([]askuser.SessionID, error) {
-			return []askuser.SessionID{askuser.ParseSessionID(r.URL.Query().Get("session"))}, nil
+			return []askuser.SessionID{wire.ParseSessionID(r.URL.Query().Get("session"))}, nil
 		},
 	})
 	d := askuser.New(hub, nil)
@@ -44,10 +45,10 @@ func Example() {
 		if err != nil {
 			return
 		}
-		ev, _ := askuser.ParseEvent(msg)
-		var ask askuser.AskData
+		ev, _ := wire.ParseEvent(msg)
+		var ask wire.AskData
 		_ = json.Unmarshal(ev.Data, &ask)
-		reply, _ := askuser.NewEvent(askuser.EventResult, ev.SessionID, askuser.ResultData{
+		reply, _ := wire.NewEvent(wire.EventResult, ev.SessionID, wire.ResultData{
 			RequestID: ask.RequestID,
 			Answers:   []askuser.Answer{{Question: ask.Questions[0].Question, CustomInput: ptr("Next Tuesday")}},
 		})

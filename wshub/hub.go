@@ -16,6 +16,8 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/coder/websocket"
 )
 
@@ -40,11 +42,11 @@ type Options struct {
 	//
 	// The sessions it returns must be the very [askuser.SessionID] values the host
 	// dispatches with: events are routed by equality, and the numeric session 1 is not the
-	// string session "1" (see [askuser.ParseSessionID] for ids taken from a URL).
+	// string session "1" (see [wire.ParseSessionID] for ids taken from a URL).
 	Authorize func(r *http.Request) ([]askuser.SessionID, error)
 
 	// Authenticate, set instead of Authorize, also names the person behind the request
-	// (a user id): the principal recorded as who decided an approval ([askuser.Event.User]
+	// (a user id): the principal recorded as who decided an approval ([wire.Event.User]
 	// of every event the connection sends). It is called as Authorize is, with the same
 	// rules; set exactly one of the two.
 	Authenticate func(r *http.Request) (Access, error)
@@ -92,7 +94,7 @@ type Options struct {
 	// "cancel", say), with
 	// ev.SessionID already checked and set to a session the connection is authorized
 	// for. A non-nil error is sent back to that connection alone as an
-	// ask_user_questions_error event (see [askuser.ErrorEvent]). When OnEvent is nil,
+	// ask_user_questions_error event (see [wire.ErrorEvent]). When OnEvent is nil,
 	// such events are refused with the unsupported_event code.
 	//
 	// OnEvent is called by the connection's read loop, one event at a time per
@@ -101,7 +103,7 @@ type Options struct {
 	// turn that may ask a question, in its own goroutine; waiting in OnEvent for an
 	// answer from the same device would wait forever. Its context ends when the
 	// connection does.
-	OnEvent func(ctx context.Context, c *Conn, ev askuser.Event) error
+	OnEvent func(ctx context.Context, c *Conn, ev wire.Event) error
 
 	// OnConnect, when set, is called once a connection has joined its sessions and been
 	// queued their pending questions, before any inbound message is read. What it sends
@@ -119,7 +121,7 @@ type Options struct {
 	// (ObservedConnect, ObservedDisconnect) and of each event the hub refuses to a
 	// device, with its code (ObservedRefusal): the hub's part of what an
 	// askuser.Observer sees. Give it the dispatcher's.
-	Observer askuser.Observer
+	Observer observe.Observer
 
 	// Logger, when set, logs connections at debug level and refused device events at
 	// warn level, with the code (askuser.refusal.code).
@@ -141,7 +143,7 @@ type Access struct {
 	Sessions []askuser.SessionID
 }
 
-// Hub is a WebSocket [askuser.Transport] and [askuser.Presence]. It is an http.Handler:
+// Hub is a WebSocket [wire.Transport] and [wire.Presence]. It is an http.Handler:
 // each request it serves becomes one [Conn] of the sessions [Options.Authorize] (or
 // [Options.Authenticate]) grants.
 // All methods may be called concurrently.
@@ -150,7 +152,7 @@ type Hub struct {
 	accept websocket.AcceptOptions
 
 	mu       sync.Mutex
-	in       askuser.Inbound
+	in       wire.Inbound
 	sessions map[askuser.SessionID]map[*Conn]struct{}
 	closed   bool
 	// seen is, for a session with no visible connection now, when it last had one: the
@@ -200,7 +202,7 @@ func New(opts *Options) *Hub {
 //
 // The hub calls in.Pending while holding its own lock, so that a connecting device misses
 // no event; in.Pending must therefore not call back into the hub.
-func (h *Hub) Bind(in askuser.Inbound) {
+func (h *Hub) Bind(in wire.Inbound) {
 	h.mu.Lock()
 	h.in = in
 	h.mu.Unlock()
@@ -374,18 +376,18 @@ func (h *Hub) join(c *Conn) bool {
 		c.qmu.Unlock()
 		c.signal()
 	}
-	h.observeConn(c, askuser.ObservedConnect)
+	h.observeConn(c, observe.Connected)
 	return true
 }
 
 // observeConn tells the observer and the logger that c joined or left.
-func (h *Hub) observeConn(c *Conn, what askuser.What) {
+func (h *Hub) observeConn(c *Conn, what observe.Event) {
 	if h.opts.Observer != nil {
-		h.opts.Observer.Observe(c.ctx, askuser.Observation{What: what})
+		h.opts.Observer.Observe(c.ctx, observe.Observation{What: what})
 	}
 	if h.opts.Logger != nil {
 		msg := "wshub: device connected"
-		if what == askuser.ObservedDisconnect {
+		if what == observe.Disconnected {
 			msg = "wshub: device disconnected"
 		}
 		h.opts.Logger.LogAttrs(c.ctx, slog.LevelDebug, msg, slog.Int("askuser.sessions", len(c.sessions)), slog.String("askuser.via", c.via))
@@ -413,34 +415,34 @@ func (h *Hub) leave(c *Conn) {
 	}
 	in := h.in
 	h.mu.Unlock()
-	h.observeConn(c, askuser.ObservedDisconnect)
+	h.observeConn(c, observe.Disconnected)
 	for _, s := range gone {
 		in.Disconnected(s)
 	}
 }
 
 // Send queues ev for every connection of ev.SessionID and returns; it implements
-// [askuser.Transport]. The event is encoded once. Send never waits for a connection: one
+// [wire.Transport]. The event is encoded once. Send never waits for a connection: one
 // whose queue is full is dropped. A connection already given the ask of a request (a
 // question set's or an approval's, by an earlier Send, or as a request pending when it
 // joined) is not given it again until its resolution has been sent. A session with no connection is not an error. After
-// [Hub.Close], Send returns [askuser.ErrTransportClosed]. ctx is not used, since Send
+// [Hub.Close], Send returns [wire.ErrTransportClosed]. ctx is not used, since Send
 // never blocks.
-func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
+func (h *Hub) Send(ctx context.Context, ev wire.Event) error {
 	b, err := ev.Encode()
 	if err != nil {
 		return fmt.Errorf("wshub: encoding %s event: %w", ev.Type, err)
 	}
 	var key askKey
-	resolved := ev.Type == askuser.EventResolved || ev.Type == askuser.EventApprovalResolved
-	tracked := resolved || ev.Type == askuser.EventAsk || ev.Type == askuser.EventApproval
+	resolved := ev.Type == wire.EventResolved || ev.Type == wire.EventApprovalResolved
+	tracked := resolved || ev.Type == wire.EventAsk || ev.Type == wire.EventApproval
 	if tracked {
 		key = askKey{ev.SessionID, ev.RequestID()}
 	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return askuser.ErrTransportClosed
+		return wire.ErrTransportClosed
 	}
 	for c := range h.sessions[ev.SessionID] {
 		if c.only != "" && (!tracked || key.id != c.only) {
@@ -463,7 +465,7 @@ func (h *Hub) Send(ctx context.Context, ev askuser.Event) error {
 }
 
 // setVisible records whether c's page is visible to its person (a device's
-// [askuser.EventVisibility]).
+// [wire.EventVisibility]).
 func (h *Hub) setVisible(c *Conn, visible bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -500,8 +502,8 @@ const maxSeen = 10000
 
 // WatchedSince reports whether a connection of the session has been visible to its
 // person since t: one is connected now whose page is not hidden, or one was until a
-// moment after t. It implements [askuser.Attention]. A connection that never says it is
-// hidden ([askuser.EventVisibility]) counts as visible.
+// moment after t. It implements [wire.Attention]. A connection that never says it is
+// hidden ([wire.EventVisibility]) counts as visible.
 func (h *Hub) WatchedSince(session askuser.SessionID, t time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -515,7 +517,7 @@ func (h *Hub) WatchedSince(session askuser.SessionID, t time.Time) bool {
 }
 
 // Connected reports whether the session has a live connection; it implements
-// [askuser.Presence].
+// [wire.Presence].
 func (h *Hub) Connected(session askuser.SessionID) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -530,7 +532,7 @@ func (h *Hub) Connected(session askuser.SessionID) bool {
 // Close closes every connection with [websocket.StatusGoingAway], after writing what was
 // already queued for it, and waits until every connection has ended and every request
 // being served has returned; a peer that does not keep up within [Options.WriteTimeout]
-// is cut off. Later Sends return [askuser.ErrTransportClosed] and later requests get
+// is cut off. Later Sends return [wire.ErrTransportClosed] and later requests get
 // 503. Close does not close the Inbound: close the dispatcher first, so that its last
 // events reach the devices. Close may be called more than once, and concurrently.
 func (h *Hub) Close() error {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
 )
@@ -93,7 +95,7 @@ func authorizeQuery(r *http.Request) ([]askuser.SessionID, error) {
 	}
 	var out []askuser.SessionID
 	for _, s := range strings.Split(q, ",") {
-		out = append(out, askuser.ParseSessionID(s))
+		out = append(out, wire.ParseSessionID(s))
 	}
 	return out, nil
 }
@@ -144,7 +146,7 @@ func (e *env) url(query string) string {
 type device struct {
 	t       testing.TB
 	ws      *websocket.Conn
-	events  chan askuser.Event
+	events  chan wire.Event
 	done    chan struct{}
 	err     error // why reading ended; set before done is closed
 	started bool
@@ -181,7 +183,7 @@ func (e *env) dialStalled(session string, opts ...dialOpt) *device {
 		e.t.Fatal("OnConnect was not called")
 	}
 	ws.SetReadLimit(-1)
-	dv := &device{t: e.t, ws: ws, events: make(chan askuser.Event, 4096), done: make(chan struct{})}
+	dv := &device{t: e.t, ws: ws, events: make(chan wire.Event, 4096), done: make(chan struct{})}
 	e.t.Cleanup(func() {
 		ws.CloseNow()
 		if dv.started {
@@ -202,7 +204,7 @@ func (dv *device) start() {
 				dv.err = err
 				return
 			}
-			ev, err := askuser.ParseEvent(msg)
+			ev, err := wire.ParseEvent(msg)
 			if err != nil {
 				dv.t.Errorf("device got a malformed event %q: %v", msg, err)
 				continue
@@ -213,7 +215,7 @@ func (dv *device) start() {
 }
 
 // next returns the device's next event, which must be of type typ.
-func (dv *device) next(typ string) askuser.Event {
+func (dv *device) next(typ string) wire.Event {
 	dv.t.Helper()
 	select {
 	case ev, ok := <-dv.events:
@@ -227,7 +229,7 @@ func (dv *device) next(typ string) askuser.Event {
 	case <-time.After(failsafe):
 		dv.t.Fatalf("no %s event", typ)
 	}
-	return askuser.Event{}
+	return wire.Event{}
 }
 
 // ended waits until the server ends the connection and returns the read error.
@@ -268,11 +270,11 @@ func (dv *device) send(v any) {
 // JSON value; nil leaves sessionId out).
 func (dv *device) answer(sid any, requestID string) {
 	dv.t.Helper()
-	dv.send(resultMsg(sid, askuser.ResultData{RequestID: requestID, Answers: yes()}))
+	dv.send(resultMsg(sid, wire.ResultData{RequestID: requestID, Answers: yes()}))
 }
 
-func resultMsg(sid any, data askuser.ResultData) map[string]any {
-	m := map[string]any{"type": askuser.EventResult, "data": data}
+func resultMsg(sid any, data wire.ResultData) map[string]any {
+	m := map[string]any{"type": wire.EventResult, "data": data}
 	if sid != nil {
 		m["sessionId"] = sid
 	}
@@ -325,7 +327,7 @@ func (e *env) waitDisconnect() *wshub.Conn {
 	return nil
 }
 
-func decode[T any](t testing.TB, ev askuser.Event) T {
+func decode[T any](t testing.TB, ev wire.Event) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(ev.Data, &v); err != nil {
@@ -334,9 +336,9 @@ func decode[T any](t testing.TB, ev askuser.Event) T {
 	return v
 }
 
-func expectError(t testing.TB, ev askuser.Event, code, requestID string) askuser.ErrorData {
+func expectError(t testing.TB, ev wire.Event, code, requestID string) wire.ErrorData {
 	t.Helper()
-	data := decode[askuser.ErrorData](t, ev)
+	data := decode[wire.ErrorData](t, ev)
 	if data.Code != code || data.RequestID != requestID {
 		t.Fatalf("error event %s: want code %q requestId %q", ev.Data, code, requestID)
 	}
@@ -350,11 +352,11 @@ func TestFirstAnswerWins(t *testing.T) {
 	res := e.ask(s, "req-1")
 
 	for _, dv := range []*device{phone, laptop} {
-		ev := dv.next(askuser.EventAsk)
+		ev := dv.next(wire.EventAsk)
 		if ev.SessionID != s {
 			t.Fatalf("ask for session %v, want %v", ev.SessionID, s)
 		}
-		if a := decode[askuser.AskData](t, ev); a.RequestID != "req-1" || len(a.Questions) != 1 {
+		if a := decode[wire.AskData](t, ev); a.RequestID != "req-1" || len(a.Questions) != 1 {
 			t.Fatalf("ask data %s", ev.Data)
 		}
 	}
@@ -364,13 +366,13 @@ func TestFirstAnswerWins(t *testing.T) {
 		t.Fatalf("result %+v", r)
 	}
 	for _, dv := range []*device{phone, laptop} {
-		rd := decode[askuser.ResolvedData](t, dv.next(askuser.EventResolved))
+		rd := decode[wire.ResolvedData](t, dv.next(wire.EventResolved))
 		if rd.RequestID != "req-1" || rd.Outcome != askuser.Answered {
 			t.Fatalf("resolved %+v", rd)
 		}
 	}
 	laptop.answer(7, "req-1") // too late
-	ev := laptop.next(askuser.EventError)
+	ev := laptop.next(wire.EventError)
 	if ev.SessionID != s {
 		t.Fatalf("error event for session %v", ev.SessionID)
 	}
@@ -378,22 +380,22 @@ func TestFirstAnswerWins(t *testing.T) {
 }
 
 func TestLateDeviceIsShownPending(t *testing.T) {
-	asked := make(chan askuser.Asked, 1)
-	e := newEnv(t, nil, &askuser.Options{Observer: askuser.Hooks{OnAsk: func(a askuser.Asked) { asked <- a }}})
+	asked := make(chan observe.Observation, 1)
+	e := newEnv(t, nil, &askuser.Options{Observer: observe.Hooks{OnAsk: func(a observe.Observation) { asked <- a }}})
 	s := askuser.StringSession("chat-9")
 	res := e.ask(s, "req-late")
 	<-asked // sent while no device was connected
 
 	dv := e.dial("chat-9")
-	ev := dv.next(askuser.EventAsk)
-	if a := decode[askuser.AskData](t, ev); a.RequestID != "req-late" || ev.SessionID != s || a.ExpiresAt.IsZero() {
+	ev := dv.next(wire.EventAsk)
+	if a := decode[wire.AskData](t, ev); a.RequestID != "req-late" || ev.SessionID != s || a.ExpiresAt.IsZero() {
 		t.Fatalf("replayed ask %s for %v", ev.Data, ev.SessionID)
 	}
 	dv.answer(nil, "req-late") // no sessionId: the connection's only session
 	if r := e.result(res); r.Outcome != askuser.Answered {
 		t.Fatalf("result %+v", r)
 	}
-	dv.next(askuser.EventResolved)
+	dv.next(wire.EventResolved)
 
 	// A device that connects after the end is shown nothing of it.
 	late := e.dial("chat-9")
@@ -401,7 +403,7 @@ func TestLateDeviceIsShownPending(t *testing.T) {
 		t.Fatal("still waiting")
 	}
 	res = e.ask(s, "req-2")
-	if a := decode[askuser.AskData](t, late.next(askuser.EventAsk)); a.RequestID != "req-2" {
+	if a := decode[wire.AskData](t, late.next(wire.EventAsk)); a.RequestID != "req-2" {
 		t.Fatalf("ask %+v", a)
 	}
 	e.d.CancelSession(s)
@@ -415,19 +417,19 @@ func TestOtherSessionCannotAnswer(t *testing.T) {
 	a, b := askuser.IntSession(1), askuser.IntSession(2)
 	devA, devB := e.dial("1"), e.dial("2")
 	res := e.ask(a, "req-A")
-	devA.next(askuser.EventAsk)
+	devA.next(wire.EventAsk)
 
 	// B knows A's session and request id and writes them, as a number and as a string.
 	for _, sid := range []any{1, "1"} {
 		devB.answer(sid, "req-A")
-		ev := devB.next(askuser.EventError)
+		ev := devB.next(wire.EventError)
 		expectError(t, ev, "forbidden", "req-A")
 	}
-	devB.send(resultMsg(1, askuser.ResultData{RequestID: "req-A", Declined: true}))
-	expectError(t, devB.next(askuser.EventError), "forbidden", "req-A")
+	devB.send(resultMsg(1, wire.ResultData{RequestID: "req-A", Declined: true}))
+	expectError(t, devB.next(wire.EventError), "forbidden", "req-A")
 	// Without a sessionId it acts for its own session, where req-A is not pending.
 	devB.answer(nil, "req-A")
-	ev := devB.next(askuser.EventError)
+	ev := devB.next(wire.EventError)
 	if ev.SessionID != b {
 		t.Fatalf("error for session %v", ev.SessionID)
 	}
@@ -441,7 +443,7 @@ func TestOtherSessionCannotAnswer(t *testing.T) {
 		t.Fatalf("result %+v", r)
 	}
 	// A saw no trace of B's attempts: its next event is its own resolution.
-	devA.next(askuser.EventResolved)
+	devA.next(wire.EventResolved)
 }
 
 // TestSessionIDTypeMatters: the hub authorizes an event's session as the protocol
@@ -453,9 +455,9 @@ func TestSessionIDTypeMatters(t *testing.T) {
 	s := askuser.StringSession("42")
 	dv := e.dial("ignored")
 	res := e.ask(s, "req-1")
-	dv.next(askuser.EventAsk)
+	dv.next(wire.EventAsk)
 	dv.answer(42, "req-1") // the number 42 for the string session "42"
-	data := expectError(t, dv.next(askuser.EventError), "forbidden", "req-1")
+	data := expectError(t, dv.next(wire.EventError), "forbidden", "req-1")
 	if !strings.Contains(data.Message, `sessionId 42 is a number; this connection's session is the string "42"`) {
 		t.Fatalf("message %q does not say why", data.Message)
 	}
@@ -466,24 +468,24 @@ func TestSessionIDTypeMatters(t *testing.T) {
 }
 
 func TestSeveralSessionsOnOneConnection(t *testing.T) {
-	asked := make(chan askuser.Asked, 2)
-	e := newEnv(t, nil, &askuser.Options{Observer: askuser.Hooks{OnAsk: func(a askuser.Asked) { asked <- a }}})
+	asked := make(chan observe.Observation, 2)
+	e := newEnv(t, nil, &askuser.Options{Observer: observe.Hooks{OnAsk: func(a observe.Observation) { asked <- a }}})
 	s1, s2 := askuser.IntSession(1), askuser.IntSession(2)
 	res1 := e.ask(s1, "req-1")
 	<-asked
 	dv := e.dial("1,2")
-	dv.next(askuser.EventAsk) // req-1 replayed
+	dv.next(wire.EventAsk) // req-1 replayed
 	res2 := e.ask(s2, "req-2")
-	if ev := dv.next(askuser.EventAsk); ev.SessionID != s2 {
+	if ev := dv.next(wire.EventAsk); ev.SessionID != s2 {
 		t.Fatalf("ask for %v", ev.SessionID)
 	}
 	dv.answer(nil, "req-2")
-	expectError(t, dv.next(askuser.EventError), "malformed_event", "req-2")
+	expectError(t, dv.next(wire.EventError), "malformed_event", "req-2")
 	dv.answer(2, "req-2")
 	if r := e.result(res2); r.Outcome != askuser.Answered {
 		t.Fatalf("result %+v", r)
 	}
-	dv.next(askuser.EventResolved)
+	dv.next(wire.EventResolved)
 	dv.answer(1, "req-1")
 	if r := e.result(res1); r.Outcome != askuser.Answered {
 		t.Fatalf("result %+v", r)
@@ -531,7 +533,7 @@ func TestReadLimit(t *testing.T) {
 	e.waitDisconnect()
 
 	res := e.ask(s, "req-1")
-	small.next(askuser.EventAsk)
+	small.next(wire.EventAsk)
 	small.answer(5, "req-1")
 	if r := e.result(res); r.Outcome != askuser.Answered {
 		t.Fatalf("result %+v", r)
@@ -549,7 +551,7 @@ func TestStalledDeviceIsDropped(t *testing.T) {
 	i := 0
 	for ; i < 4000 && !dropped; i++ {
 		// Send never waits for the stalled device; the healthy one gets every event.
-		if err := e.hub.Send(context.Background(), askuser.Event{Type: "bulk", SessionID: s, Data: payload}); err != nil {
+		if err := e.hub.Send(context.Background(), wire.Event{Type: "bulk", SessionID: s, Data: payload}); err != nil {
 			t.Fatal(err)
 		}
 		healthy.next("bulk")
@@ -567,7 +569,7 @@ func TestStalledDeviceIsDropped(t *testing.T) {
 		t.Fatal("the session lost its healthy device")
 	}
 	res := e.ask(s, "req-1")
-	healthy.next(askuser.EventAsk)
+	healthy.next(wire.EventAsk)
 	healthy.answer(3, "req-1")
 	if r := e.result(res); r.Outcome != askuser.Answered {
 		t.Fatalf("result %+v", r)
@@ -591,7 +593,7 @@ func TestFloodLimit(t *testing.T) {
 		t.Fatalf("closed with %v, want StatusPolicyViolation", err)
 	}
 	res := e.ask(askuser.IntSession(4), "req-1")
-	other.next(askuser.EventAsk)
+	other.next(wire.EventAsk)
 	other.answer(4, "req-1")
 	if r := e.result(res); r.Outcome != askuser.Answered {
 		t.Fatalf("result %+v", r)
@@ -603,15 +605,15 @@ func TestDecline(t *testing.T) {
 	s := askuser.IntSession(8)
 	phone, laptop := e.dial("8"), e.dial("8")
 	res := e.ask(s, "req-1")
-	phone.next(askuser.EventAsk)
-	laptop.next(askuser.EventAsk)
-	laptop.send(resultMsg(8, askuser.ResultData{RequestID: "req-1", Declined: true}))
+	phone.next(wire.EventAsk)
+	laptop.next(wire.EventAsk)
+	laptop.send(resultMsg(8, wire.ResultData{RequestID: "req-1", Declined: true}))
 	r := e.result(res)
 	if r.Outcome != askuser.Declined || r.Content != `{"error": "User declined to answer"}` {
 		t.Fatalf("result %+v", r)
 	}
 	for _, dv := range []*device{phone, laptop} {
-		if rd := decode[askuser.ResolvedData](t, dv.next(askuser.EventResolved)); rd.Outcome != askuser.Declined {
+		if rd := decode[wire.ResolvedData](t, dv.next(wire.EventResolved)); rd.Outcome != askuser.Declined {
 			t.Fatalf("resolved %+v", rd)
 		}
 	}
@@ -622,12 +624,12 @@ func TestDisconnectedWhenLastDeviceGoes(t *testing.T) {
 	s := askuser.IntSession(9)
 	phone, laptop := e.dial("9"), e.dial("9,9") // a session granted twice counts once
 	res := e.ask(s, "req-1")
-	phone.next(askuser.EventAsk)
-	laptop.next(askuser.EventAsk)
+	phone.next(wire.EventAsk)
+	laptop.next(wire.EventAsk)
 
 	phone.ws.Close(websocket.StatusNormalClosure, "")
 	gone := e.waitDisconnect()
-	if err := gone.Send(context.Background(), askuser.Event{Type: "note", SessionID: s}); !errors.Is(err, wshub.ErrConnClosed) {
+	if err := gone.Send(context.Background(), wire.Event{Type: "note", SessionID: s}); !errors.Is(err, wshub.ErrConnClosed) {
 		t.Fatalf("Send on a closed connection: %v", err)
 	}
 	if !e.d.Waiting(s) || !e.hub.Connected(s) {
@@ -648,7 +650,7 @@ func TestClose(t *testing.T) {
 	devs := []*device{e.dial("1"), e.dial("1"), e.dial("2,3")}
 	res := e.ask(askuser.IntSession(1), "req-1")
 	for _, dv := range devs[:2] {
-		dv.next(askuser.EventAsk)
+		dv.next(wire.EventAsk)
 	}
 	// The usual shutdown: the dispatcher first, whose resolutions still reach the devices.
 	e.d.Close()
@@ -659,7 +661,7 @@ func TestClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dv := range devs[:2] {
-		if rd := decode[askuser.ResolvedData](t, dv.next(askuser.EventResolved)); rd.Outcome != askuser.Shutdown {
+		if rd := decode[wire.ResolvedData](t, dv.next(wire.EventResolved)); rd.Outcome != askuser.Shutdown {
 			t.Fatalf("resolved %+v", rd)
 		}
 	}
@@ -671,7 +673,7 @@ func TestClose(t *testing.T) {
 	for range devs {
 		e.waitDisconnect()
 	}
-	if err := e.hub.Send(context.Background(), askuser.Event{Type: "x", SessionID: askuser.IntSession(1)}); !errors.Is(err, askuser.ErrTransportClosed) {
+	if err := e.hub.Send(context.Background(), wire.Event{Type: "x", SessionID: askuser.IntSession(1)}); !errors.Is(err, wire.ErrTransportClosed) {
 		t.Fatalf("Send after Close: %v", err)
 	}
 	if e.hub.Connected(askuser.IntSession(1)) {
@@ -723,12 +725,12 @@ func TestBadInput(t *testing.T) {
 	e := newEnv(t, &wshub.Options{MaxMessagesPerSecond: 1000}, nil)
 	dv := e.dial("6")
 	res := e.ask(askuser.IntSession(6), "req-1")
-	dv.next(askuser.EventAsk)
+	dv.next(wire.EventAsk)
 
 	for _, tt := range badInputs {
 		dv.sendRaw(tt.msg)
-		ev := dv.next(askuser.EventError)
-		data := decode[askuser.ErrorData](t, ev)
+		ev := dv.next(wire.EventError)
+		data := decode[wire.ErrorData](t, ev)
 		if data.Code != tt.code || data.RequestID != tt.requestID {
 			t.Fatalf("%s: got %s, want code %q requestId %q", tt.name, ev.Data, tt.code, tt.requestID)
 		}
@@ -787,7 +789,7 @@ func FuzzInbound(f *testing.F) {
 			if !ok {
 				t.Fatalf("connection ended: %v", dv.err)
 			}
-			if ev.Type != askuser.EventError {
+			if ev.Type != wire.EventError {
 				t.Fatalf("got %s %s", ev.Type, ev.Data)
 			}
 		case <-time.After(failsafe):
@@ -798,16 +800,16 @@ func FuzzInbound(f *testing.F) {
 
 func TestOnEvent(t *testing.T) {
 	type got struct {
-		ev       askuser.Event
+		ev       wire.Event
 		sessions []askuser.SessionID
 	}
 	calls := make(chan got, 8)
-	e := newEnv(t, &wshub.Options{OnEvent: func(ctx context.Context, c *wshub.Conn, ev askuser.Event) error {
+	e := newEnv(t, &wshub.Options{OnEvent: func(ctx context.Context, c *wshub.Conn, ev wire.Event) error {
 		calls <- got{ev, c.Sessions()}
 		if ev.Type == "cancel" {
 			return errors.New("nothing to cancel")
 		}
-		reply, _ := askuser.NewEvent("assistant_message", ev.SessionID, map[string]string{"text": "echo"})
+		reply, _ := wire.NewEvent("assistant_message", ev.SessionID, map[string]string{"text": "echo"})
 		return c.Send(ctx, reply)
 	}}, nil)
 	dv, other := e.dial("11"), e.dial("11")
@@ -826,13 +828,13 @@ func TestOnEvent(t *testing.T) {
 
 	dv.sendRaw(`{"type":"cancel","data":{"requestId":"req-9"}}`)
 	<-calls
-	data := expectError(t, dv.next(askuser.EventError), "internal", "req-9")
+	data := expectError(t, dv.next(wire.EventError), "internal", "req-9")
 	if !strings.Contains(data.Message, "nothing to cancel") {
 		t.Fatalf("message %q", data.Message)
 	}
 
 	dv.sendRaw(`{"type":"user_message","sessionId":12}`)
-	expectError(t, dv.next(askuser.EventError), "forbidden", "")
+	expectError(t, dv.next(wire.EventError), "forbidden", "")
 	select {
 	case g := <-calls:
 		t.Fatalf("OnEvent called for a foreign session: %+v", g.ev)
@@ -841,8 +843,8 @@ func TestOnEvent(t *testing.T) {
 
 	// The other device of the session saw none of that: Conn.Send is for one connection.
 	res := e.ask(askuser.IntSession(11), "req-1")
-	other.next(askuser.EventAsk)
-	dv.next(askuser.EventAsk)
+	other.next(wire.EventAsk)
+	dv.next(wire.EventAsk)
 	other.answer(11, "req-1")
 	e.result(res)
 }
@@ -866,7 +868,7 @@ func TestKeepalive(t *testing.T) {
 		t.Fatal("no pings")
 	}
 	res := e.ask(askuser.IntSession(1), "req-1")
-	dv.next(askuser.EventAsk)
+	dv.next(wire.EventAsk)
 	dv.answer(1, "req-1")
 	if r := e.result(res); r.Outcome != askuser.Answered {
 		t.Fatalf("result %+v", r)
@@ -889,12 +891,12 @@ func TestSendIsOnePerSession(t *testing.T) {
 	e := newEnv(t, nil, nil)
 	a, b := e.dial("1"), e.dial("2")
 	for i := range 3 {
-		ev, _ := askuser.NewEvent("note", askuser.IntSession(1), map[string]int{"n": i})
+		ev, _ := wire.NewEvent("note", askuser.IntSession(1), map[string]int{"n": i})
 		if err := e.hub.Send(context.Background(), ev); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := e.hub.Send(context.Background(), askuser.Event{Type: "note", SessionID: askuser.IntSession(99)}); err != nil {
+	if err := e.hub.Send(context.Background(), wire.Event{Type: "note", SessionID: askuser.IntSession(99)}); err != nil {
 		t.Fatalf("send to a session without device: %v", err)
 	}
 	for i := range 3 {
@@ -902,7 +904,7 @@ func TestSendIsOnePerSession(t *testing.T) {
 			t.Fatalf("event %d out of order: %v", i, got)
 		}
 	}
-	ev, _ := askuser.NewEvent("note", askuser.IntSession(2), "<b>&</b>")
+	ev, _ := wire.NewEvent("note", askuser.IntSession(2), "<b>&</b>")
 	e.hub.Send(context.Background(), ev)
 	if got := b.next("note"); string(got.Data) != `"<b>&</b>"` {
 		t.Fatalf("data %s", got.Data)
@@ -991,7 +993,7 @@ func ExampleNew() {
 	hub := wshub.New(&wshub.Options{
 		Authorize: func(r *http.Request) ([]askuser.SessionID, error) {
 			// A real host checks the request's credentials here.
-			return []askuser.SessionID{askuser.ParseSessionID(r.URL.Query().Get("session"))}, nil
+			return []askuser.SessionID{wire.ParseSessionID(r.URL.Query().Get("session"))}, nil
 		},
 	})
 	d := askuser.New(hub, nil)

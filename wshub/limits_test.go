@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
 )
@@ -36,7 +37,7 @@ func TestRefusalReplyIsSmall(t *testing.T) {
 	e := newEnv(t, &wshub.Options{MaxMessagesPerSecond: 1000}, nil)
 	dv := e.dial("6")
 	res := e.ask(askuser.IntSession(6), "req-1")
-	dv.next(askuser.EventAsk)
+	dv.next(wire.EventAsk)
 
 	wrongAnswers := strings.TrimSuffix(strings.Repeat(`{"question":"`+strings.Repeat(`\u0001`, 80)+`","selectedLabels":[],"customInput":null},`, 100), ",")
 	for _, msg := range []string{
@@ -49,7 +50,7 @@ func TestRefusalReplyIsSmall(t *testing.T) {
 			t.Fatalf("test message of %d bytes is over the read limit", len(msg))
 		}
 		dv.sendRaw(msg)
-		ev := dv.next(askuser.EventError)
+		ev := dv.next(wire.EventError)
 		wire, err := ev.Encode()
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +58,7 @@ func TestRefusalReplyIsSmall(t *testing.T) {
 		if len(wire) > maxReplyBytes {
 			t.Fatalf("a %d-byte message got a reply of %d bytes", len(msg), len(wire))
 		}
-		data := decode[askuser.ErrorData](t, ev)
+		data := decode[wire.ErrorData](t, ev)
 		for _, p := range data.Problems {
 			if strings.Contains(data.Message, p) {
 				t.Fatalf("problem %q said twice, in the message too", p)
@@ -85,8 +86,8 @@ func TestCostlyRefusals(t *testing.T) {
 	e := newEnv(t, &wshub.Options{MaxMessagesPerSecond: 10}, nil) // a burst of 20
 	attacker, other := e.dial("6"), e.dial("6")
 	res := e.ask(askuser.IntSession(6), "req-1")
-	attacker.next(askuser.EventAsk)
-	other.next(askuser.EventAsk)
+	attacker.next(wire.EventAsk)
+	other.next(wire.EventAsk)
 	sent := 0
 	for ; sent < 20; sent++ {
 		ctx, cancel := context.WithTimeout(context.Background(), failsafe)
@@ -190,14 +191,14 @@ func TestJoinWithManyPending(t *testing.T) {
 	dv.start()
 	seen := map[string]bool{}
 	for len(seen) < pending+more {
-		a := decode[askuser.AskData](t, dv.next(askuser.EventAsk))
+		a := decode[wire.AskData](t, dv.next(wire.EventAsk))
 		if seen[a.RequestID] {
 			t.Fatalf("question %s shown twice", a.RequestID)
 		}
 		seen[a.RequestID] = true
 	}
 	dv.answer(9, "q0500")
-	if ev := dv.next(askuser.EventResolved); decode[askuser.ResolvedData](t, ev).RequestID != "q0500" {
+	if ev := dv.next(wire.EventResolved); decode[wire.ResolvedData](t, ev).RequestID != "q0500" {
 		t.Fatalf("resolved %s", ev.Data)
 	}
 	cancel()
@@ -205,7 +206,7 @@ func TestJoinWithManyPending(t *testing.T) {
 	// Every question ended; the device hears each end once, and no ask again.
 	ends := 0
 	for ends < pending+more-1 {
-		ev := dv.next(askuser.EventResolved)
+		ev := dv.next(wire.EventResolved)
 		_ = ev
 		ends++
 	}
@@ -220,7 +221,7 @@ func TestQueueBoundedInBytes(t *testing.T) {
 	payload := json.RawMessage(`"` + strings.Repeat("p", 32<<10) + `"`)
 	i := 0
 	for ; i < 4000; i++ {
-		if err := e.hub.Send(context.Background(), askuser.Event{Type: "bulk", SessionID: s, Data: payload}); err != nil {
+		if err := e.hub.Send(context.Background(), wire.Event{Type: "bulk", SessionID: s, Data: payload}); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -238,11 +239,11 @@ func TestQueueBoundedInBytes(t *testing.T) {
 
 // countingInbound counts the events a hub hands its Inbound.
 type countingInbound struct {
-	askuser.Inbound
+	wire.Inbound
 	n atomic.Int64
 }
 
-func (c *countingInbound) HandleEvent(ctx context.Context, ev askuser.Event) error {
+func (c *countingInbound) HandleEvent(ctx context.Context, ev wire.Event) error {
 	c.n.Add(1)
 	return c.Inbound.HandleEvent(ctx, ev)
 }
@@ -331,7 +332,7 @@ func BenchmarkJoinWith1000Pending(b *testing.B) {
 	for b.Loop() {
 		dv := e.dial("9")
 		for range 1000 {
-			dv.next(askuser.EventAsk)
+			dv.next(wire.EventAsk)
 		}
 		dv.ws.CloseNow()
 		<-dv.done

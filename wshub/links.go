@@ -13,6 +13,8 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // Answer links: the pages a person reaches from a notification, where they answer one
@@ -80,13 +82,13 @@ func badLink(w http.ResponseWriter) {
 }
 
 // lookup returns the link's request as the Inbound knows it, pending or ended.
-func (h *Hub) lookup(ctx context.Context, c notify.Claims) (askuser.Record, error) {
+func (h *Hub) lookup(ctx context.Context, c notify.Claims) (store.Record, error) {
 	h.mu.Lock()
 	in := h.in
 	h.mu.Unlock()
-	l, ok := in.(askuser.Looker)
+	l, ok := in.(wire.Inbound)
 	if !ok {
-		return askuser.Record{}, errors.New("wshub: the Inbound cannot look requests up")
+		return store.Record{}, errors.New("wshub: the Inbound cannot look requests up")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -113,7 +115,7 @@ func (h *Hub) answerPage(w http.ResponseWriter, r *http.Request) {
 	var p page
 	rec, err := h.lookup(r.Context(), c)
 	switch {
-	case errors.Is(err, askuser.ErrNotPending):
+	case errors.Is(err, wire.ErrNotPending):
 		p.Ended = "This request has ended."
 	case err != nil:
 		http.Error(w, "The request cannot be read now; try again in a moment.", http.StatusServiceUnavailable)
@@ -136,7 +138,7 @@ func (h *Hub) actionPage(w http.ResponseWriter, r *http.Request) {
 	rec, err := h.lookup(r.Context(), c)
 	p := page{Title: "Confirm", Decision: c.Decision}
 	switch {
-	case errors.Is(err, askuser.ErrNotPending):
+	case errors.Is(err, wire.ErrNotPending):
 		p.Ended = "This request has ended."
 	case err != nil:
 		http.Error(w, "The request cannot be read now; try again in a moment.", http.StatusServiceUnavailable)
@@ -171,7 +173,7 @@ func (h *Hub) act(w http.ResponseWriter, r *http.Request) {
 	rec, err := h.lookup(r.Context(), c)
 	p := page{Title: "Done", Decision: c.Decision}
 	switch {
-	case errors.Is(err, askuser.ErrNotPending):
+	case errors.Is(err, wire.ErrNotPending):
 		p.Ended = "This request has ended."
 	case err != nil:
 		http.Error(w, "The request cannot be read now; try again in a moment.", http.StatusServiceUnavailable)
@@ -182,8 +184,8 @@ func (h *Hub) act(w http.ResponseWriter, r *http.Request) {
 	case rec.Outcome != 0:
 		p.Ended = endedText(rec)
 	default:
-		data, _ := json.Marshal(askuser.ApprovalResultData{RequestID: c.RequestID, Decision: c.Decision, Digest: rec.Approval.Digest})
-		ev := askuser.Event{Type: askuser.EventApprovalResult, SessionID: c.Session, Data: data, Via: "link"}
+		data, _ := json.Marshal(wire.ApprovalResultData{RequestID: c.RequestID, Decision: c.Decision, Digest: rec.Approval.Digest})
+		ev := wire.Event{Type: wire.EventApprovalResult, SessionID: c.Session, Data: data, Via: "link"}
 		h.mu.Lock()
 		in := h.in
 		h.mu.Unlock()
@@ -192,8 +194,8 @@ func (h *Hub) act(w http.ResponseWriter, r *http.Request) {
 		cancel()
 		switch {
 		case err == nil:
-			p.Ended = map[string]string{askuser.DecisionApprove: "Approved.", askuser.DecisionDeny: "Denied."}[c.Decision]
-		case errors.Is(err, askuser.ErrNotPending):
+			p.Ended = map[string]string{wire.DecisionApprove: "Approved.", wire.DecisionDeny: "Denied."}[c.Decision]
+		case errors.Is(err, wire.ErrNotPending):
 			p.Ended = "This request has ended."
 			if rec, err := h.lookup(r.Context(), c); err == nil && rec.Outcome != 0 {
 				p.Ended = endedText(rec)
@@ -234,7 +236,7 @@ func (h *Hub) linkSocket(w http.ResponseWriter, r *http.Request) {
 }
 
 // endedText says how rec's request ended, for a link's page.
-func endedText(rec askuser.Record) string {
+func endedText(rec store.Record) string {
 	if rec.Approval != nil {
 		switch rec.Outcome {
 		case askuser.Approved:
@@ -267,21 +269,21 @@ func endedText(rec askuser.Record) string {
 // to show the call by the panel's own rules (AskUser.showApproval): what the panel's card
 // shows, the arguments as the model wrote them, and no decisions, which the page's form
 // makes.
-func shownCall(a *askuser.ApprovalData) (string, error) {
+func shownCall(a *wire.ApprovalData) (string, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // html/template escapes the attribute
 	err := enc.Encode(struct {
 		Type string `json:"type"`
 		Data any    `json:"data"`
-	}{askuser.EventApproval, struct {
-		RequestID        string              `json:"requestId"`
-		Tool             string              `json:"tool"`
-		Arguments        json.RawMessage     `json:"arguments"`
-		ArgumentsInvalid bool                `json:"argumentsInvalid,omitempty"`
-		Description      string              `json:"description,omitempty"`
-		Decisions        []string            `json:"decisions"`
-		Source           *askuser.ToolSource `json:"source,omitempty"`
+	}{wire.EventApproval, struct {
+		RequestID        string           `json:"requestId"`
+		Tool             string           `json:"tool"`
+		Arguments        json.RawMessage  `json:"arguments"`
+		ArgumentsInvalid bool             `json:"argumentsInvalid,omitempty"`
+		Description      string           `json:"description,omitempty"`
+		Decisions        []string         `json:"decisions"`
+		Source           *wire.ToolSource `json:"source,omitempty"`
 	}{a.RequestID, a.Tool, a.Arguments, a.ArgumentsInvalid, a.Description, []string{}, a.Source}})
 	return strings.TrimSuffix(b.String(), "\n"), err
 }

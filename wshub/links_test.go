@@ -14,6 +14,8 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
 )
@@ -25,13 +27,13 @@ type linkEnv struct {
 	*env
 	links *notify.Links
 	srv   *httptest.Server
-	audit chan askuser.Audit
+	audit chan observe.Audit
 }
 
 func newLinkEnv(t *testing.T) *linkEnv {
 	t.Helper()
-	le := &linkEnv{links: &notify.Links{Secrets: [][]byte{linkSecret}}, audit: make(chan askuser.Audit, 8)}
-	le.env = newEnv(t, &wshub.Options{Links: le.links}, &askuser.Options{Observer: askuser.Hooks{OnAudit: func(a askuser.Audit) { le.audit <- a }}})
+	le := &linkEnv{links: &notify.Links{Secrets: [][]byte{linkSecret}}, audit: make(chan observe.Audit, 8)}
+	le.env = newEnv(t, &wshub.Options{Links: le.links}, &askuser.Options{Observer: observe.Hooks{OnAudit: func(a observe.Audit) { le.audit <- a }}})
 	mux := http.NewServeMux()
 	mux.Handle("/ws", le.hub)
 	mux.Handle("/links/", http.StripPrefix("/links", le.hub.LinkHandler()))
@@ -67,7 +69,7 @@ func (le *linkEnv) dialLink(t *testing.T, link string) *device {
 	}
 	<-le.connected
 	ws.SetReadLimit(-1)
-	dv := &device{t: t, ws: ws, events: make(chan askuser.Event, 64), done: make(chan struct{})}
+	dv := &device{t: t, ws: ws, events: make(chan wire.Event, 64), done: make(chan struct{})}
 	t.Cleanup(func() { ws.CloseNow(); <-dv.done })
 	dv.start()
 	return dv
@@ -104,25 +106,25 @@ func TestAnswerLink(t *testing.T) {
 	}
 
 	dv := le.dialLink(t, link)
-	if a := decode[askuser.AskData](t, dv.next(askuser.EventAsk)); a.RequestID != "mine" {
+	if a := decode[wire.AskData](t, dv.next(wire.EventAsk)); a.RequestID != "mine" {
 		t.Fatalf("the link's socket showed %q", a.RequestID)
 	}
 	// Another request of the session is not its to answer, nor a host's event to see.
 	dv.answer(nil, "other")
-	expectError(t, dv.next(askuser.EventError), "forbidden", "other")
-	_ = le.hub.Send(context.Background(), askuser.Event{Type: "transcript", SessionID: s, Data: json.RawMessage(`{}`)})
+	expectError(t, dv.next(wire.EventError), "forbidden", "other")
+	_ = le.hub.Send(context.Background(), wire.Event{Type: "transcript", SessionID: s, Data: json.RawMessage(`{}`)})
 	dv.answer(nil, "mine")
 	if r := le.result(res); r.Outcome != askuser.Answered {
 		t.Fatalf("the link's answer: %+v", r)
 	}
 	for ev := range dv.events {
-		if ev.Type == askuser.EventResolved {
-			if decode[askuser.ResolvedData](t, ev).RequestID != "mine" {
+		if ev.Type == wire.EventResolved {
+			if decode[wire.ResolvedData](t, ev).RequestID != "mine" {
 				t.Fatalf("the link's socket was told of another request: %s", ev.Data)
 			}
 			break
 		}
-		if ev.Type != askuser.EventAsk && ev.Type != askuser.EventError {
+		if ev.Type != wire.EventAsk && ev.Type != wire.EventError {
 			t.Fatalf("the link's socket got %s %s", ev.Type, ev.Data)
 		}
 	}
@@ -244,7 +246,7 @@ func TestActionLink(t *testing.T) {
 	if r.Outcome != askuser.Approved || r.Decision.Via != "link" {
 		t.Fatalf("approval %+v", r)
 	}
-	if a := <-le.audit; a.Via != "link" || a.Decision != askuser.DecisionApprove {
+	if a := <-le.audit; a.Via != "link" || a.Decision != wire.DecisionApprove {
 		t.Fatalf("audit %+v", a)
 	}
 	// Once: the link, used again, or the approval's other link, says how it ended.
@@ -272,7 +274,7 @@ func TestVisibility(t *testing.T) {
 	}
 	dv.sendRaw(`{"type":"device_visibility","data":{"visible":false}}`)
 	dv.sendRaw(`{"type":"chaos_sync"}`) // any event after it: the hub has read the first
-	dv.next(askuser.EventError)
+	dv.next(wire.EventError)
 	hiddenAt := time.Now()
 	if !e.hub.WatchedSince(s, before) {
 		t.Fatal("it was visible after before")
@@ -282,10 +284,10 @@ func TestVisibility(t *testing.T) {
 	}
 	dv.sendRaw(`{"type":"device_visibility","data":{"visible":true}}`)
 	dv.sendRaw(`{"type":"chaos_sync"}`)
-	dv.next(askuser.EventError)
+	dv.next(wire.EventError)
 	if !e.hub.WatchedSince(s, time.Now()) {
 		t.Fatal("visible again, it does not count")
 	}
 	dv.sendRaw(`{"type":"device_visibility","data":{}}`)
-	expectError(t, dv.next(askuser.EventError), "malformed_event", "")
+	expectError(t, dv.next(wire.EventError), "malformed_event", "")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/cluster"
 	"github.com/askuser-go/askuser/examples/internal/demo"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -78,7 +79,7 @@ type agents struct {
 	name string
 	kv   jetstream.KeyValue
 	d    *askuser.Dispatcher
-	send askuser.Transport // the cluster transport: every replica's devices
+	send wire.Transport // the cluster transport: every replica's devices
 	log  *slog.Logger
 
 	wg      sync.WaitGroup
@@ -88,7 +89,7 @@ type agents struct {
 	running map[askuser.SessionID]bool
 }
 
-func newAgents(ctx context.Context, nc *nats.Conn, name string, copies int, d *askuser.Dispatcher, send askuser.Transport, log *slog.Logger) (*agents, error) {
+func newAgents(ctx context.Context, nc *nats.Conn, name string, copies int, d *askuser.Dispatcher, send wire.Transport, log *slog.Logger) (*agents, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
@@ -202,7 +203,7 @@ func (a *agents) update(s askuser.SessionID, f func(st *sessionState, pub func(t
 	ctx, cancel := context.WithTimeout(context.Background(), updateTimeout)
 	defer cancel()
 	key := runKey(s)
-	unsure := map[string][]askuser.Event{} // the events of each write that got no answer
+	unsure := map[string][]wire.Event{} // the events of each write that got no answer
 	for {
 		st, rev, err := a.read(ctx, s)
 		if err != nil {
@@ -214,11 +215,11 @@ func (a *agents) update(s askuser.SessionID, f func(st *sessionState, pub func(t
 				return st, nil
 			}
 		}
-		var events []askuser.Event
+		var events []wire.Event
 		pub := func(typ string, data map[string]any) {
 			st.Seq++
 			data["seq"] = st.Seq
-			ev, err := askuser.NewEvent(typ, s, data)
+			ev, err := wire.NewEvent(typ, s, data)
 			if err != nil {
 				return
 			}
@@ -290,7 +291,7 @@ func (a *agents) read(ctx context.Context, s askuser.SessionID) (sessionState, u
 	return st, e.Revision(), err
 }
 
-func (a *agents) sendAll(events []askuser.Event) {
+func (a *agents) sendAll(events []wire.Event) {
 	for _, ev := range events {
 		_ = a.send.Send(context.Background(), ev)
 	}
@@ -305,10 +306,10 @@ func (a *agents) load(s askuser.SessionID, wait time.Duration) (sessionState, er
 }
 
 // history is the session's transcript as one history event.
-func (a *agents) history(s askuser.SessionID) (askuser.Event, error) {
+func (a *agents) history(s askuser.SessionID) (wire.Event, error) {
 	st, err := a.load(s, 10*time.Second)
 	if err != nil {
-		return askuser.Event{}, err
+		return wire.Event{}, err
 	}
 	data := []byte(`{"events":[`)
 	for i, h := range st.History {
@@ -318,7 +319,7 @@ func (a *agents) history(s askuser.SessionID) (askuser.Event, error) {
 		data = append(data, h...)
 	}
 	data = append(data, "]}"...)
-	return askuser.Event{Type: demo.EventHistory, SessionID: s, Data: data}, nil
+	return wire.Event{Type: demo.EventHistory, SessionID: s, Data: data}, nil
 }
 
 func (a *agents) waitingState(s askuser.SessionID, queued int) map[string]any {
@@ -334,10 +335,10 @@ func (a *agents) waitingState(s askuser.SessionID, queued int) map[string]any {
 func (a *agents) message(s askuser.SessionID, text string) error {
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return fmt.Errorf("%w: empty message", askuser.ErrMalformedEvent)
+		return fmt.Errorf("%w: empty message", wire.ErrMalformedEvent)
 	}
-	if len(text) > askuser.MaxArgumentsBytes+1024 {
-		return fmt.Errorf("%w: message too long", askuser.ErrMalformedEvent)
+	if len(text) > wire.MaxArgumentsBytes+1024 {
+		return fmt.Errorf("%w: message too long", wire.ErrMalformedEvent)
 	}
 	st, err := a.update(s, func(st *sessionState, pub func(string, map[string]any)) error {
 		if st.Run != nil {

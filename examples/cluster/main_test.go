@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/cluster/natstest"
 	"github.com/askuser-go/askuser/examples/internal/browsertest"
 	"github.com/askuser-go/askuser/examples/internal/demo"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 	"github.com/nats-io/nats-server/v2/server"
@@ -150,7 +150,7 @@ func get[T any](t *testing.T, tab context.Context, a chromedp.Action[T]) T {
 type device struct {
 	t      *testing.T
 	ws     *websocket.Conn
-	events chan askuser.Event
+	events chan wire.Event
 }
 
 func dial(t *testing.T, url, session string) *device {
@@ -162,7 +162,7 @@ func dial(t *testing.T, url, session string) *device {
 		t.Fatal(err)
 	}
 	ws.SetReadLimit(1 << 20)
-	d := &device{t: t, ws: ws, events: make(chan askuser.Event, 1000)}
+	d := &device{t: t, ws: ws, events: make(chan wire.Event, 1000)}
 	go func() {
 		defer close(d.events)
 		for {
@@ -170,7 +170,7 @@ func dial(t *testing.T, url, session string) *device {
 			if err != nil {
 				return
 			}
-			if ev, err := askuser.ParseEvent(msg); err == nil {
+			if ev, err := wire.ParseEvent(msg); err == nil {
 				d.events <- ev
 			}
 		}
@@ -180,7 +180,7 @@ func dial(t *testing.T, url, session string) *device {
 }
 
 // next returns the next event for which ok holds.
-func (d *device) next(what string, ok func(askuser.Event) bool) askuser.Event {
+func (d *device) next(what string, ok func(wire.Event) bool) wire.Event {
 	d.t.Helper()
 	timeout := time.After(failsafe)
 	for {
@@ -206,7 +206,7 @@ func (d *device) send(v any) {
 	}
 }
 
-func field(ev askuser.Event, name string) string {
+func field(ev wire.Event, name string) string {
 	var m map[string]any
 	_ = json.Unmarshal(ev.Data, &m)
 	if v, ok := m[name].(string); ok {
@@ -253,7 +253,7 @@ func TestKilledReplicaResumesItsRun(t *testing.T) {
 	session := "durable-" + fmt.Sprint(time.Now().UnixNano())
 	a := dial(t, "http://"+addr, session)
 	a.send(map[string]any{"type": demo.EventUserMessage, "data": map[string]any{"text": "/single"}})
-	ask := a.next("the question", func(ev askuser.Event) bool { return ev.Type == askuser.EventAsk })
+	ask := a.next("the question", func(ev wire.Event) bool { return ev.Type == wire.EventAsk })
 	id := ask.RequestID()
 
 	if err := r1.Process.Kill(); err != nil { // SIGKILL
@@ -261,21 +261,21 @@ func TestKilledReplicaResumesItsRun(t *testing.T) {
 	}
 	_ = r1.Wait()
 	b := dial(t, r3.URL, session)
-	b.next("the question on replica 3", func(ev askuser.Event) bool { return ev.Type == askuser.EventAsk && ev.RequestID() == id })
-	b.send(map[string]any{"type": askuser.EventResult, "data": map[string]any{"requestId": id, "answers": []any{
+	b.next("the question on replica 3", func(ev wire.Event) bool { return ev.Type == wire.EventAsk && ev.RequestID() == id })
+	b.send(map[string]any{"type": wire.EventResult, "data": map[string]any{"requestId": id, "answers": []any{
 		map[string]any{"question": "Which framework should we use for the new module?", "selectedLabels": []string{"Svelte"}, "customInput": nil},
 	}}})
-	b.next("the question's end", func(ev askuser.Event) bool { return ev.Type == askuser.EventResolved && ev.RequestID() == id })
+	b.next("the question's end", func(ev wire.Event) bool { return ev.Type == wire.EventResolved && ev.RequestID() == id })
 
 	startProcess()
-	b.next("the resumed run's message", func(ev askuser.Event) bool {
+	b.next("the resumed run's message", func(ev wire.Event) bool {
 		return ev.Type == demo.EventAgentMessage && strings.Contains(field(ev, "text"), "Resumed on replica r1")
 	})
-	res := b.next("the tool result", func(ev askuser.Event) bool { return ev.Type == demo.EventToolResult })
+	res := b.next("the tool result", func(ev wire.Event) bool { return ev.Type == demo.EventToolResult })
 	if field(res, "requestId") != id || !strings.Contains(field(res, "content"), `"selectedLabels":["Svelte"]`) {
 		t.Fatalf("the resumed run's result: %s", res.Data)
 	}
-	b.next("the run's end", func(ev askuser.Event) bool {
+	b.next("the run's end", func(ev wire.Event) bool {
 		return ev.Type == demo.EventStatus && strings.Contains(string(ev.Data), `"state":"idle"`)
 	})
 }
@@ -299,11 +299,11 @@ func TestHostToolsAcrossReplicas(t *testing.T) {
 	session := "tools-" + fmt.Sprint(time.Now().UnixNano())
 	a := dial(t, r1.URL, session)
 	b := dial(t, r2.URL, session)
-	idle := func(ev askuser.Event) bool {
+	idle := func(ev wire.Event) bool {
 		return ev.Type == demo.EventStatus && strings.Contains(string(ev.Data), `"state":"idle"`)
 	}
-	result := func(d *device) askuser.Event {
-		return d.next("the tool result", func(ev askuser.Event) bool { return ev.Type == demo.EventToolResult })
+	result := func(d *device) wire.Event {
+		return d.next("the tool result", func(ev wire.Event) bool { return ev.Type == demo.EventToolResult })
 	}
 
 	a.send(map[string]any{"type": demo.EventUserMessage, "data": map[string]any{"text": "/tool list_files {}"}})
@@ -313,10 +313,10 @@ func TestHostToolsAcrossReplicas(t *testing.T) {
 	a.next("the run's end", idle)
 
 	a.send(map[string]any{"type": demo.EventUserMessage, "data": map[string]any{"text": `/tool delete_branch {"name":"old"}`}})
-	card := b.next("the approval on replica 2", func(ev askuser.Event) bool { return ev.Type == askuser.EventApproval })
-	a.next("the approval on replica 1", func(ev askuser.Event) bool { return ev.Type == askuser.EventApproval })
-	b.send(map[string]any{"type": askuser.EventApprovalResult, "data": map[string]any{
-		"requestId": card.RequestID(), "decision": askuser.DecisionEdit, "arguments": map[string]string{"name": "older"},
+	card := b.next("the approval on replica 2", func(ev wire.Event) bool { return ev.Type == wire.EventApproval })
+	a.next("the approval on replica 1", func(ev wire.Event) bool { return ev.Type == wire.EventApproval })
+	b.send(map[string]any{"type": wire.EventApprovalResult, "data": map[string]any{
+		"requestId": card.RequestID(), "decision": wire.DecisionEdit, "arguments": map[string]string{"name": "older"},
 	}})
 	res := result(a)
 	if field(res, "requestId") != card.RequestID() || field(res, "outcome") != "edited" || !strings.Contains(field(res, "content"), `{"deleted":"older"}`) {
@@ -325,8 +325,8 @@ func TestHostToolsAcrossReplicas(t *testing.T) {
 	a.next("the run's end", idle)
 
 	a.send(map[string]any{"type": demo.EventUserMessage, "data": map[string]any{"text": `/tool drop_database {"name":"prod"}`}})
-	res = a.next("drop_database's result, or a card", func(ev askuser.Event) bool {
-		return ev.Type == demo.EventToolResult || ev.Type == askuser.EventApproval
+	res = a.next("drop_database's result, or a card", func(ev wire.Event) bool {
+		return ev.Type == demo.EventToolResult || ev.Type == wire.EventApproval
 	})
 	if res.Type != demo.EventToolResult || field(res, "outcome") != "denied" {
 		t.Fatalf("drop_database: %s %s", res.Type, res.Data)

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/cluster/natstest"
 	"github.com/askuser-go/askuser/examples/internal/demo"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -75,13 +75,13 @@ func connectJS(t *testing.T, urls string, opts ...nats.Option) (*nats.Conn, jets
 }
 
 // transcript is a session's history, as a device that connects now is shown it.
-func transcript(t *testing.T, url, session string) []askuser.Event {
+func transcript(t *testing.T, url, session string) []wire.Event {
 	t.Helper()
 	d := dial(t, url, session)
 	defer func() { _ = d.ws.CloseNow() }()
-	h := d.next("the history", func(ev askuser.Event) bool { return ev.Type == demo.EventHistory })
+	h := d.next("the history", func(ev wire.Event) bool { return ev.Type == demo.EventHistory })
 	var data struct {
-		Events []askuser.Event `json:"events"`
+		Events []wire.Event `json:"events"`
 	}
 	if err := json.Unmarshal(h.Data, &data); err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func transcript(t *testing.T, url, session string) []askuser.Event {
 }
 
 // idle reports whether the transcript ends with the agent idle.
-func idle(events []askuser.Event) bool {
+func idle(events []wire.Event) bool {
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Type == demo.EventStatus {
 			return strings.Contains(string(events[i].Data), `"state":"idle"`)
@@ -147,7 +147,7 @@ func testMessageBurst(t *testing.T) {
 		// The transcript is read until every message is in it, read and answered, and
 		// the session is idle, or the deadline passes: a status of idle can be recorded
 		// just before a message queued meanwhile starts its run.
-		var events []askuser.Event
+		var events []wire.Event
 		var said, read map[string]int
 		var answered int
 		complete := func() bool {
@@ -220,27 +220,27 @@ func testRunsLeaderKilled(t *testing.T) {
 	session := "runs-leader-" + fmt.Sprint(time.Now().UnixNano())
 	asker := dial(t, srvs[0].URL, session)
 	asker.send(map[string]any{"type": demo.EventUserMessage, "data": map[string]any{"text": "/single"}})
-	ask := asker.next("the question", func(ev askuser.Event) bool { return ev.Type == askuser.EventAsk })
+	ask := asker.next("the question", func(ev wire.Event) bool { return ev.Type == wire.EventAsk })
 	id := ask.RequestID()
 	runsLeader.Kill()
 	killedAt := time.Now()
-	asker.send(map[string]any{"type": askuser.EventResult, "data": map[string]any{"requestId": id, "answers": []any{
+	asker.send(map[string]any{"type": wire.EventResult, "data": map[string]any{"requestId": id, "answers": []any{
 		map[string]any{"question": "Which framework should we use for the new module?", "selectedLabels": []string{"Svelte"}, "customInput": nil},
 	}}})
 	// The question's end comes through the replica's watch, the tool result and the run's
 	// end from its run: in any order (the watch may be starting again, its consumer gone
 	// with the node).
-	var res askuser.Event
+	var res wire.Event
 	var ranFor time.Duration // from the kill to the run's end
 	for ended := false; !ended || ranFor == 0 || res.Type == ""; {
-		ev := asker.next("the question's end, the tool result and the run's end", func(ev askuser.Event) bool {
-			return ev.Type == askuser.EventResolved && ev.RequestID() == id || ev.Type == demo.EventToolResult ||
+		ev := asker.next("the question's end, the tool result and the run's end", func(ev wire.Event) bool {
+			return ev.Type == wire.EventResolved && ev.RequestID() == id || ev.Type == demo.EventToolResult ||
 				ev.Type == demo.EventStatus && strings.Contains(string(ev.Data), `"state":"idle"`)
 		})
 		switch ev.Type {
 		case demo.EventToolResult:
 			res = ev
-		case askuser.EventResolved:
+		case wire.EventResolved:
 			ended = true
 		default:
 			ranFor = time.Since(killedAt)
@@ -266,7 +266,7 @@ func testRunsLeaderKilled(t *testing.T) {
 			if !ok {
 				return
 			}
-			if ev.Type == askuser.EventAsk {
+			if ev.Type == wire.EventAsk {
 				t.Fatalf("asked again: %s", ev.Data)
 			}
 		default:

@@ -18,6 +18,8 @@ import (
 	"github.com/askuser-go/askuser/cluster"
 	"github.com/askuser-go/askuser/examples/internal/demo"
 	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/nats-io/nats.go"
 )
@@ -59,12 +61,12 @@ type ReplicaOptions struct {
 	// Notifier and NotifyAfter reach a person no device of any replica shows a request
 	// to (docs/NOTIFY.md); Links are the answer links, whose pages the replica serves
 	// under /askuser/links/. Nil for none.
-	Notifier    askuser.Notifier
+	Notifier    notify.Notifier
 	NotifyAfter time.Duration
 	Links       *notify.Links
 	// Observer, given to the dispatcher and the hub, and Metrics, served at /metrics:
 	// the replica's telemetry (examples/internal/metrics). Nil for none.
-	Observer askuser.Observer
+	Observer observe.Observer
 	Metrics  http.Handler
 }
 
@@ -93,7 +95,7 @@ func NewReplica(ctx context.Context, natsURL, name string, o ReplicaOptions) (*R
 	r := &Replica{name: name, nc: nc, store: st, log: log}
 	r.hub = wshub.New(&wshub.Options{
 		Authorize:    authorize,
-		ReadLimit:    askuser.MaxArgumentsBytes + 8192, // room for /ask with the largest arguments
+		ReadLimit:    wire.MaxArgumentsBytes + 8192, // room for /ask with the largest arguments
 		OnEvent:      r.onEvent,
 		OnConnect:    r.onConnect,
 		OnDisconnect: func(c *wshub.Conn, err error) { log.Info("device disconnected", "replica", name, "reason", err) },
@@ -148,7 +150,7 @@ func authorize(req *http.Request) ([]askuser.SessionID, error) {
 	if raw == "" || len(raw) > maxSessionIDLength {
 		return nil, errors.New("the URL needs ?session=ID (at most 128 characters)")
 	}
-	return []askuser.SessionID{askuser.ParseSessionID(raw)}, nil
+	return []askuser.SessionID{wire.ParseSessionID(raw)}, nil
 }
 
 func (r *Replica) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -177,7 +179,7 @@ func (r *Replica) onConnect(c *wshub.Conn) {
 	}
 }
 
-func (r *Replica) onEvent(ctx context.Context, c *wshub.Conn, ev askuser.Event) error {
+func (r *Replica) onEvent(ctx context.Context, c *wshub.Conn, ev wire.Event) error {
 	switch ev.Type {
 	case demo.EventUserMessage:
 		var data struct {
@@ -186,13 +188,13 @@ func (r *Replica) onEvent(ctx context.Context, c *wshub.Conn, ev askuser.Event) 
 		dec := json.NewDecoder(bytes.NewReader(ev.Data))
 		dec.DisallowUnknownFields()
 		if len(ev.Data) == 0 || dec.Decode(&data) != nil {
-			return fmt.Errorf(`%w: user_message data must be {"text": "..."}`, askuser.ErrMalformedEvent)
+			return fmt.Errorf(`%w: user_message data must be {"text": "..."}`, wire.ErrMalformedEvent)
 		}
 		return r.agents.message(ev.SessionID, data.Text)
 	case demo.EventCancel:
 		return r.agents.cancel(ev.SessionID)
 	}
-	return fmt.Errorf("%w: %q (the demo takes user_message and cancel)", askuser.ErrUnsupportedEvent, ev.Type)
+	return fmt.Errorf("%w: %q (the demo takes user_message and cancel)", wire.ErrUnsupportedEvent, ev.Type)
 }
 
 // Close stops the replica as a deploy would: its runs stop where they are (their state

@@ -36,6 +36,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/observe"
 	"github.com/askuser-go/askuser/wshub"
 )
 
@@ -108,7 +109,7 @@ func newHost(cfg config) (*host, error) {
 		// is waiting (a chat message that says "open the app", say).
 		Notifier:    &notify.Webhook{URL: webhook, Secret: cfg.Secret, Links: links},
 		NotifyAfter: cfg.NotifyAfter,
-		Observer: askuser.Hooks{OnAudit: func(a askuser.Audit) {
+		Observer: observe.Hooks{OnAudit: func(a observe.Audit) {
 			fmt.Fprintf(cfg.Out, "audit: %s %s %s by %q%s\n", a.Tool, a.Arguments, a.Outcome, a.By, map[string]string{"link": " via a link"}[a.Via])
 		}},
 	})

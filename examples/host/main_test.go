@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // TestHost runs the example's host on a real HTTP server, with a WebSocket device as
@@ -63,23 +64,23 @@ func TestHost(t *testing.T) {
 			if err != nil {
 				return
 			}
-			ev, err := askuser.ParseEvent(msg)
+			ev, err := wire.ParseEvent(msg)
 			if err != nil {
 				t.Errorf("the device was sent %s: %v", msg, err)
 				return
 			}
-			var reply askuser.Event
+			var reply wire.Event
 			switch ev.Type {
-			case askuser.EventAsk:
-				var ask askuser.AskData
+			case wire.EventAsk:
+				var ask wire.AskData
 				if err := json.Unmarshal(ev.Data, &ask); err != nil {
 					t.Error(err)
 					return
 				}
-				reply, err = askuser.NewEvent(askuser.EventResult, ev.SessionID, askuser.ResultData{RequestID: ask.RequestID,
+				reply, err = wire.NewEvent(wire.EventResult, ev.SessionID, wire.ResultData{RequestID: ask.RequestID,
 					Answers: []askuser.Answer{{Question: ask.Questions[0].Question, SelectedLabels: []string{ask.Questions[0].Options[1].Label}}}})
-			case askuser.EventApproval:
-				var a askuser.ApprovalData
+			case wire.EventApproval:
+				var a wire.ApprovalData
 				if err := json.Unmarshal(ev.Data, &a); err != nil {
 					t.Error(err)
 					return
@@ -87,8 +88,8 @@ func TestHost(t *testing.T) {
 				if a.Tool != "delete_branch" || string(a.Arguments) != `{"name":"feature/spike"}` || string(a.ArgumentsSchema) != branchSchema {
 					t.Errorf("the device was asked to approve %s %s (schema %s)", a.Tool, a.Arguments, a.ArgumentsSchema)
 				}
-				reply, err = askuser.NewEvent(askuser.EventApprovalResult, ev.SessionID, askuser.ApprovalResultData{RequestID: a.RequestID,
-					Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"name":"feature/spike-2"}`), Digest: a.Digest})
+				reply, err = wire.NewEvent(wire.EventApprovalResult, ev.SessionID, wire.ApprovalResultData{RequestID: a.RequestID,
+					Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"name":"feature/spike-2"}`), Digest: a.Digest})
 			default:
 				continue
 			}

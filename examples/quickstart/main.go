@@ -24,6 +24,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // The arguments a model would emit.
@@ -83,8 +84,8 @@ func runTerminal(ctx context.Context, dev *askusertest.Device, in *bufio.Reader,
 			return
 		}
 		switch ev.Type {
-		case askuser.EventAsk:
-			var ask askuser.AskData
+		case wire.EventAsk:
+			var ask wire.AskData
 			if err := json.Unmarshal(ev.Data, &ask); err != nil {
 				fmt.Fprintln(out, "bad ask event:", err)
 				continue
@@ -94,12 +95,12 @@ func runTerminal(ctx context.Context, dev *askusertest.Device, in *bufio.Reader,
 				// The refusal also arrives as an ask_user_questions_error event below.
 				continue
 			}
-		case askuser.EventError:
-			var e askuser.ErrorData
+		case wire.EventError:
+			var e wire.ErrorData
 			_ = json.Unmarshal(ev.Data, &e)
 			fmt.Fprintln(out, "refused:", strings.Join(e.Problems, "; "), e.Message)
-		case askuser.EventResolved:
-			var r askuser.ResolvedData
+		case wire.EventResolved:
+			var r wire.ResolvedData
 			_ = json.Unmarshal(ev.Data, &r)
 			fmt.Fprintf(out, "(question %s ended: %s)\n", r.RequestID, r.Outcome)
 		}
@@ -107,8 +108,8 @@ func runTerminal(ctx context.Context, dev *askusertest.Device, in *bufio.Reader,
 }
 
 // prompt asks every question of the set and returns the result event to send.
-func prompt(ask askuser.AskData, in *bufio.Reader, out io.Writer) askuser.Event {
-	data := askuser.ResultData{RequestID: ask.RequestID}
+func prompt(ask wire.AskData, in *bufio.Reader, out io.Writer) wire.Event {
+	data := wire.ResultData{RequestID: ask.RequestID}
 	fmt.Fprintf(out, "\nThe agent wants to know (answer by %s):\n", ask.ExpiresAt.Local().Format(time.Kitchen))
 	for _, q := range ask.Questions {
 		fmt.Fprintf(out, "\n[%s] %s\n", q.Header, q.Question)
@@ -126,11 +127,11 @@ func prompt(ask askuser.AskData, in *bufio.Reader, out io.Writer) askuser.Event 
 			if line == "" {
 				fmt.Fprintln(out, "(no input: declining)")
 			}
-			return askuser.Event{Type: askuser.EventResult, Data: mustJSON(askuser.ResultData{RequestID: ask.RequestID, Declined: true})}
+			return wire.Event{Type: wire.EventResult, Data: mustJSON(wire.ResultData{RequestID: ask.RequestID, Declined: true})}
 		}
 		data.Answers = append(data.Answers, parseChoice(q, line))
 	}
-	return askuser.Event{Type: askuser.EventResult, Data: mustJSON(data)}
+	return wire.Event{Type: wire.EventResult, Data: mustJSON(data)}
 }
 
 // parseChoice reads "1" or "1,3" as option numbers, and anything else as Other text.

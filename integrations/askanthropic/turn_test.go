@@ -11,6 +11,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askanthropic"
 	"github.com/askuser-go/askuser/internal/paneltest"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // A turn of three calls of the host's tools, over the SDK's client: the follow-up
@@ -59,8 +60,8 @@ func TestToolResultBlocksGatedTurn(t *testing.T) {
 // is_error; a tool that returns nothing gives a tool_result without content; a
 // toolset's tool_use gets its toolset_name back.
 func TestToolResultBlocksMixedTurn(t *testing.T) {
-	approve := func(a askuser.ApprovalData) *askuser.ApprovalResultData {
-		return &askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionApprove, Digest: a.Digest}
+	approve := func(a wire.ApprovalData) *wire.ApprovalResultData {
+		return &wire.ApprovalResultData{RequestID: a.RequestID, Decision: wire.DecisionApprove, Digest: a.Digest}
 	}
 	d, _, _ := paneltest.NewGated(t, askuser.IntSession(session), &askuser.Options{Policy: paneltest.Policy()}, paneltest.Pick("SQLite"), approve)
 	host := paneltest.NewHost()

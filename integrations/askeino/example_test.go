@@ -8,6 +8,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askeino"
 	"github.com/askuser-go/askuser/internal/paneltest"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/flow/agent/react"
@@ -37,11 +38,11 @@ func ExampleNewTool() {
 	go func() { // the person's device
 		<-dev.wake
 		dev.mu.Lock()
-		var ask askuser.AskData
+		var ask wire.AskData
 		_ = json.Unmarshal(dev.events[0].Data, &ask)
 		dev.mu.Unlock()
 		fmt.Println("asked:", ask.RequestID, ask.Questions[0].Question)
-		ev, _ := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{RequestID: ask.RequestID,
+		ev, _ := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: ask.RequestID,
 			Answers: []askuser.Answer{{Question: ask.Questions[0].Question, SelectedLabels: []string{"React"}}}})
 		_ = d.HandleEvent(ctx, ev)
 	}()
@@ -128,7 +129,7 @@ func ExampleNewInterruptGate() {
 	a := ic.Info.(*askeino.Approval)
 	fmt.Println("waiting for approval:", a.RequestID, a.Tool, a.Arguments)
 
-	resume := &askeino.ApprovalResume{Decision: askuser.DecisionApprove, By: "alice"}
+	resume := &askeino.ApprovalResume{Decision: wire.DecisionApprove, By: "alice"}
 	out, err := graph.Invoke(compose.ResumeWithData(ctx, ic.ID, resume), nil, compose.WithCheckPointID("run-1"))
 	if err != nil {
 		fmt.Println(err)

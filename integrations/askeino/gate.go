@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
@@ -92,7 +93,7 @@ func (g *Gate) InvokableRun(ctx context.Context, argumentsInJSON string, opts ..
 
 // Approval is the info of an [InterruptGate]'s interrupt: the tool call waiting for the
 // person's decision on the session's devices, by its request id (which the
-// dispatcher's observer ([askuser.Hooks.OnEnd], [askuser.Hooks.OnAudit]) names when it is
+// dispatcher's observer ([observe.Hooks.OnEnd], [observe.Hooks.OnAudit]) names when it is
 // decided, and [askuser.Dispatcher.PendingApprovals] lists while it waits).
 type Approval struct {
 	RequestID string
@@ -120,7 +121,7 @@ type ApprovalResume struct {
 	// Reason is the reason of a denial; Arguments the arguments of an edit.
 	Reason    string
 	Arguments json.RawMessage
-	// By is who decided, for the audit record ([askuser.Audit.By]).
+	// By is who decided, for the audit record ([observe.Audit.By]).
 	By string
 }
 
@@ -222,14 +223,14 @@ func (g *InterruptGate) InvokableRun(ctx context.Context, argumentsInJSON string
 		}
 	}
 	if hasData && data != nil {
-		ev, err := askuser.NewEvent(askuser.EventApprovalResult, session, askuser.ApprovalResultData{
+		ev, err := wire.NewEvent(wire.EventApprovalResult, session, wire.ApprovalResultData{
 			RequestID: st.RequestID, Decision: data.Decision, Reason: data.Reason, Arguments: data.Arguments,
 		})
 		if err == nil {
 			ev.User = data.By
 			err = deliver(ctx, g.d, ev, a.done)
 		}
-		if err != nil && !errors.Is(err, askuser.ErrNotPending) {
+		if err != nil && !errors.Is(err, wire.ErrNotPending) {
 			return "", err
 		}
 	}
@@ -264,7 +265,7 @@ func (g *InterruptGate) decidedOrPending(ctx context.Context, session askuser.Se
 			return true, nil
 		default:
 		}
-		if slices.ContainsFunc(g.d.PendingApprovals(session), func(p askuser.ApprovalData) bool { return p.RequestID == id }) {
+		if slices.ContainsFunc(g.d.PendingApprovals(session), func(p wire.ApprovalData) bool { return p.RequestID == id }) {
 			return false, nil
 		}
 		select {

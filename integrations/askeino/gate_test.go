@@ -9,6 +9,8 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askeino"
 	"github.com/askuser-go/askuser/internal/paneltest"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/flow/agent/react"
@@ -157,10 +159,10 @@ func interruptedGate(t *testing.T, r compose.Runnable[[]*schema.Message, *schema
 }
 
 // decide sends a device's decision on the approval it was shown.
-func decide(t *testing.T, d *askuser.Dispatcher, a askuser.ApprovalData, data askuser.ApprovalResultData) {
+func decide(t *testing.T, d *askuser.Dispatcher, a wire.ApprovalData, data wire.ApprovalResultData) {
 	t.Helper()
 	data.RequestID, data.Digest = a.RequestID, a.Digest
-	ev, err := askuser.NewEvent(askuser.EventApprovalResult, session, data)
+	ev, err := wire.NewEvent(wire.EventApprovalResult, session, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,10 +173,10 @@ func decide(t *testing.T, d *askuser.Dispatcher, a askuser.ApprovalData, data as
 
 // gatedDispatcher is a dispatcher gating by paneltest.Policy, asking the recording
 // devices, with the host's tools; onAudit may be nil.
-func gatedDispatcher(t *testing.T, onAudit func(askuser.Audit)) (*askuser.Dispatcher, *devices, *paneltest.Host) {
+func gatedDispatcher(t *testing.T, onAudit func(observe.Audit)) (*askuser.Dispatcher, *devices, *paneltest.Host) {
 	t.Helper()
 	dev := newDevices()
-	d := askuser.New(dev, &askuser.Options{Policy: paneltest.Policy(), Observer: askuser.Hooks{OnAudit: onAudit}})
+	d := askuser.New(dev, &askuser.Options{Policy: paneltest.Policy(), Observer: observe.Hooks{OnAudit: onAudit}})
 	t.Cleanup(func() { d.Close() })
 	return d, dev, paneltest.NewHost()
 }
@@ -201,8 +203,8 @@ func TestInterruptGateResumesWithTheDecision(t *testing.T) {
 	ctx := askeino.WithSession(t.Context(), session)
 
 	id := interruptedGate(t, r, ctx, dev, "gate-1")
-	decide(t, d, dev.approval(t, 0), askuser.ApprovalResultData{Decision: askuser.DecisionEdit, Arguments: json.RawMessage(paneltest.WriteFileEdit)})
-	dev.nth(t, askuser.EventApprovalResolved, 0)
+	decide(t, d, dev.approval(t, 0), wire.ApprovalResultData{Decision: wire.DecisionEdit, Arguments: json.RawMessage(paneltest.WriteFileEdit)})
+	dev.nth(t, wire.EventApprovalResolved, 0)
 	if pending := d.PendingApprovals(session); len(pending) != 0 {
 		t.Fatalf("still pending: %+v", pending)
 	}
@@ -212,7 +214,7 @@ func TestInterruptGateResumesWithTheDecision(t *testing.T) {
 	}
 	checkToolMessages(t, m)
 	host.CheckGatedTurn(t, dev.approvals(t), "call_list", "call_write")
-	if n := dev.count(askuser.EventApproval); n != 1 {
+	if n := dev.count(wire.EventApproval); n != 1 {
 		t.Errorf("asked %d times", n)
 	}
 }
@@ -226,7 +228,7 @@ func TestInterruptGateResumeWaits(t *testing.T) {
 	id := interruptedGate(t, r, ctx, dev, "gate-2")
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		decide(t, d, dev.approval(t, 0), askuser.ApprovalResultData{Decision: askuser.DecisionEdit, Arguments: json.RawMessage(paneltest.WriteFileEdit)})
+		decide(t, d, dev.approval(t, 0), wire.ApprovalResultData{Decision: wire.DecisionEdit, Arguments: json.RawMessage(paneltest.WriteFileEdit)})
 	})
 	_, err := r.Invoke(compose.Resume(ctx, id), nil, compose.WithCheckPointID("gate-2"))
 	wg.Wait()
@@ -234,7 +236,7 @@ func TestInterruptGateResumeWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkToolMessages(t, m)
-	if n := dev.count(askuser.EventApproval); n != 1 {
+	if n := dev.count(wire.EventApproval); n != 1 {
 		t.Errorf("asked %d times", n)
 	}
 }
@@ -245,8 +247,8 @@ func TestInterruptGateResumeWaits(t *testing.T) {
 // model gets the denial with the reason.
 func TestInterruptGateResumeWithData(t *testing.T) {
 	var mu sync.Mutex
-	var audits []askuser.Audit
-	d, dev, host := gatedDispatcher(t, func(a askuser.Audit) {
+	var audits []observe.Audit
+	d, dev, host := gatedDispatcher(t, func(a observe.Audit) {
 		mu.Lock()
 		audits = append(audits, a)
 		mu.Unlock()
@@ -255,7 +257,7 @@ func TestInterruptGateResumeWithData(t *testing.T) {
 	ctx := askeino.WithSession(t.Context(), session)
 	id := interruptedGate(t, r, ctx, dev, "gate-3")
 
-	resume := &askeino.ApprovalResume{Decision: askuser.DecisionDeny, Reason: "Not now", By: "alice"}
+	resume := &askeino.ApprovalResume{Decision: wire.DecisionDeny, Reason: "Not now", By: "alice"}
 	if _, err := r.Invoke(compose.ResumeWithData(ctx, id, resume), nil, compose.WithCheckPointID("gate-3")); err != nil {
 		t.Fatal(err)
 	}
@@ -270,12 +272,12 @@ func TestInterruptGateResumeWithData(t *testing.T) {
 			t.Errorf("write_file ran: %+v", c)
 		}
 	}
-	if dev.count(askuser.EventApproval) != 1 || dev.count(askuser.EventApprovalResolved) != 1 {
-		t.Errorf("%d approvals, %d resolutions", dev.count(askuser.EventApproval), dev.count(askuser.EventApprovalResolved))
+	if dev.count(wire.EventApproval) != 1 || dev.count(wire.EventApprovalResolved) != 1 {
+		t.Errorf("%d approvals, %d resolutions", dev.count(wire.EventApproval), dev.count(wire.EventApprovalResolved))
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	var byPerson []askuser.Audit
+	var byPerson []observe.Audit
 	for _, a := range audits {
 		if a.RequestID == "call_write" {
 			byPerson = append(byPerson, a)
@@ -300,8 +302,8 @@ func TestInterruptGateNoApprovalNeeded(t *testing.T) {
 	for _, tm := range m.toolMessages(t) {
 		got[tm.ToolCallID] = tm.Content
 	}
-	if got["call_list"] != paneltest.ListFilesOutput || got["call_drop"] != paneltest.DropTableDenied || dev.count(askuser.EventApproval) != 0 {
-		t.Errorf("tool messages %v after %d approvals", got, dev.count(askuser.EventApproval))
+	if got["call_list"] != paneltest.ListFilesOutput || got["call_drop"] != paneltest.DropTableDenied || dev.count(wire.EventApproval) != 0 {
+		t.Errorf("tool messages %v after %d approvals", got, dev.count(wire.EventApproval))
 	}
 }
 
@@ -339,15 +341,15 @@ func TestReActAgentInterruptGate(t *testing.T) {
 	if a, ok := ic.Info.(*askeino.Approval); !ok || a.RequestID != "call_write" || a.Tool != "write_file" {
 		t.Fatalf("interrupt info %#v", ic.Info)
 	}
-	decide(t, d, dev.approval(t, 0), askuser.ApprovalResultData{Decision: askuser.DecisionEdit, Arguments: json.RawMessage(paneltest.WriteFileEdit)})
-	dev.nth(t, askuser.EventApprovalResolved, 0)
+	decide(t, d, dev.approval(t, 0), wire.ApprovalResultData{Decision: wire.DecisionEdit, Arguments: json.RawMessage(paneltest.WriteFileEdit)})
+	dev.nth(t, wire.EventApprovalResolved, 0)
 
 	if _, err := r.Invoke(compose.Resume(ctx, ic.ID), nil, compose.WithCheckPointID("react-1")); err != nil {
 		t.Fatal(err)
 	}
 	checkToolMessages(t, m)
 	host.CheckGatedTurn(t, dev.approvals(t), "call_list", "call_write")
-	if n := dev.count(askuser.EventApproval); n != 1 {
+	if n := dev.count(wire.EventApproval); n != 1 {
 		t.Errorf("asked %d times", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
 )
@@ -18,13 +19,13 @@ import (
 // Dispatcher.HandleEvent, as a device would.
 type devices struct {
 	mu     sync.Mutex
-	events []askuser.Event
+	events []wire.Event
 	wake   chan struct{}
 }
 
 func newDevices() *devices { return &devices{wake: make(chan struct{}, 1)} }
 
-func (t *devices) Send(_ context.Context, ev askuser.Event) error {
+func (t *devices) Send(_ context.Context, ev wire.Event) error {
 	t.mu.Lock()
 	t.events = append(t.events, ev)
 	t.mu.Unlock()
@@ -49,29 +50,29 @@ func (t *devices) count(typ string) int {
 }
 
 // ask waits for the n-th question asked (from 0).
-func (t *devices) ask(tb testing.TB, n int) askuser.AskData {
+func (t *devices) ask(tb testing.TB, n int) wire.AskData {
 	tb.Helper()
-	var a askuser.AskData
-	if err := json.Unmarshal(t.nth(tb, askuser.EventAsk, n).Data, &a); err != nil {
+	var a wire.AskData
+	if err := json.Unmarshal(t.nth(tb, wire.EventAsk, n).Data, &a); err != nil {
 		tb.Fatal(err)
 	}
 	return a
 }
 
 // approval waits for the n-th approval asked (from 0).
-func (t *devices) approval(tb testing.TB, n int) askuser.ApprovalData {
+func (t *devices) approval(tb testing.TB, n int) wire.ApprovalData {
 	tb.Helper()
-	var a askuser.ApprovalData
-	if err := json.Unmarshal(t.nth(tb, askuser.EventApproval, n).Data, &a); err != nil {
+	var a wire.ApprovalData
+	if err := json.Unmarshal(t.nth(tb, wire.EventApproval, n).Data, &a); err != nil {
 		tb.Fatal(err)
 	}
 	return a
 }
 
 // approvals returns every approval asked so far, on a closed channel.
-func (t *devices) approvals(tb testing.TB) <-chan askuser.ApprovalData {
+func (t *devices) approvals(tb testing.TB) <-chan wire.ApprovalData {
 	tb.Helper()
-	ch := make(chan askuser.ApprovalData, t.count(askuser.EventApproval))
+	ch := make(chan wire.ApprovalData, t.count(wire.EventApproval))
 	for n := range cap(ch) {
 		ch <- t.approval(tb, n)
 	}
@@ -80,7 +81,7 @@ func (t *devices) approvals(tb testing.TB) <-chan askuser.ApprovalData {
 }
 
 // nth waits for the n-th event of the type sent (from 0).
-func (t *devices) nth(tb testing.TB, typ string, n int) askuser.Event {
+func (t *devices) nth(tb testing.TB, typ string, n int) wire.Event {
 	tb.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
@@ -106,10 +107,10 @@ func (t *devices) nth(tb testing.TB, typ string, n int) askuser.Event {
 }
 
 // answer answers a question on a device with the first option of every question.
-func answer(tb testing.TB, d *askuser.Dispatcher, session askuser.SessionID, a askuser.AskData) {
+func answer(tb testing.TB, d *askuser.Dispatcher, session askuser.SessionID, a wire.AskData) {
 	tb.Helper()
-	data := askuser.ResultData{RequestID: a.RequestID, Answers: firstOptions(a.Questions)}
-	ev, err := askuser.NewEvent(askuser.EventResult, session, data)
+	data := wire.ResultData{RequestID: a.RequestID, Answers: firstOptions(a.Questions)}
+	ev, err := wire.NewEvent(wire.EventResult, session, data)
 	if err != nil {
 		tb.Fatal(err)
 	}

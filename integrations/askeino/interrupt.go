@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
@@ -24,7 +25,7 @@ func init() {
 
 // Question is the info of an [InterruptTool]'s interrupt: what the session's devices
 // were asked, and its request id, by which a host can tell when it is answered (the
-// dispatcher's [askuser.Observer] is told of its end, under that id).
+// dispatcher's [observe.Observer] is told of its end, under that id).
 type Question struct {
 	RequestID string
 	Questions []askuser.Question
@@ -126,11 +127,11 @@ func (t *InterruptTool) InvokableRun(ctx context.Context, argumentsInJSON string
 		}
 	}
 	if hasData && data != nil {
-		ev, err := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{RequestID: st.RequestID, Answers: data.Answers, Declined: data.Declined})
+		ev, err := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: st.RequestID, Answers: data.Answers, Declined: data.Declined})
 		if err == nil {
 			err = deliver(ctx, t.d, ev, a.done)
 		}
-		if err != nil && !errors.Is(err, askuser.ErrNotPending) {
+		if err != nil && !errors.Is(err, wire.ErrNotPending) {
 			return "", err
 		}
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askeino"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
@@ -110,7 +112,7 @@ func TestInterruptAndResume(t *testing.T) {
 	if tm := m.toolMessage(t); tm.ToolCallID != "call_1" || tm.Content != frameworkAnswer {
 		t.Fatalf("tool message %q: %q", tm.ToolCallID, tm.Content)
 	}
-	if n := dev.count(askuser.EventAsk); n != 1 {
+	if n := dev.count(wire.EventAsk); n != 1 {
 		t.Fatalf("asked %d times", n)
 	}
 }
@@ -128,8 +130,8 @@ func TestResumeWaitsForAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Content != "The user said: "+frameworkAnswer || dev.count(askuser.EventAsk) != 1 {
-		t.Fatalf("final message %q after %d asks", out.Content, dev.count(askuser.EventAsk))
+	if out.Content != "The user said: "+frameworkAnswer || dev.count(wire.EventAsk) != 1 {
+		t.Fatalf("final message %q after %d asks", out.Content, dev.count(wire.EventAsk))
 	}
 }
 
@@ -150,8 +152,8 @@ func TestResumeWithData(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dev := newDevices()
-			var ended []askuser.Ended
-			d := askuser.New(dev, &askuser.Options{Observer: askuser.Hooks{OnEnd: func(e askuser.Ended) { ended = append(ended, e) }}})
+			var ended []observe.Observation
+			d := askuser.New(dev, &askuser.Options{Observer: observe.Hooks{OnEnd: func(e observe.Observation) { ended = append(ended, e) }}})
 			defer d.Close()
 			m := &scriptedModel{callID: "call_1", args: frameworkArgs}
 			r := agentGraph(t, m, &memoryStore{}, askeino.NewInterruptTool(d, nil))
@@ -167,8 +169,8 @@ func TestResumeWithData(t *testing.T) {
 			if len(ended) != 1 || ended[0].Outcome != c.outcome || ended[0].RequestID != "call_1" {
 				t.Fatalf("ended %+v", ended)
 			}
-			if dev.count(askuser.EventAsk) != 1 || dev.count(askuser.EventResolved) != 1 {
-				t.Fatalf("%d asks, %d resolutions", dev.count(askuser.EventAsk), dev.count(askuser.EventResolved))
+			if dev.count(wire.EventAsk) != 1 || dev.count(wire.EventResolved) != 1 {
+				t.Fatalf("%d asks, %d resolutions", dev.count(wire.EventAsk), dev.count(wire.EventResolved))
 			}
 		})
 	}
@@ -187,7 +189,7 @@ func TestInterruptToolInvalidArguments(t *testing.T) {
 	if want := "The user said: {\"error\": \"Invalid arguments"; len(out.Content) < len(want) || out.Content[:len(want)] != want {
 		t.Fatalf("final message %q", out.Content)
 	}
-	if dev.count(askuser.EventAsk) != 0 {
+	if dev.count(wire.EventAsk) != 0 {
 		t.Fatal("a device was asked")
 	}
 }

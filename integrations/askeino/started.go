@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // What the interrupting tools keep between an interrupted run and the resumed one: the
@@ -65,10 +66,10 @@ func (s *startedSet[R]) take(k askKey, a *started[R]) R {
 // deliver gives the dispatcher an event from the host as a device's (answers, or a
 // decision). The request is registered by the call that start runs, and may not be
 // yet: ErrNotPending is tried again until that call has returned (done closed).
-func deliver(ctx context.Context, d *askuser.Dispatcher, ev askuser.Event, done <-chan struct{}) error {
+func deliver(ctx context.Context, d *askuser.Dispatcher, ev wire.Event, done <-chan struct{}) error {
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		err := d.HandleEvent(ctx, ev)
-		if !errors.Is(err, askuser.ErrNotPending) {
+		if !errors.Is(err, wire.ErrNotPending) {
 			return err
 		}
 		select {

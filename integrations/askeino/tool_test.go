@@ -9,6 +9,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askeino"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/flow/agent/react"
@@ -124,7 +125,7 @@ func TestToolResults(t *testing.T) {
 
 	go func() {
 		a := dev.ask(t, 1)
-		ev, _ := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{RequestID: a.RequestID, Declined: true})
+		ev, _ := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: a.RequestID, Declined: true})
 		_ = d.HandleEvent(context.Background(), ev)
 	}()
 	if out, err := tl.InvokableRun(ctx, frameworkArgs); err != nil || out != askuser.Declined.Content() {

@@ -14,6 +14,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askgenai"
 	"github.com/askuser-go/askuser/internal/paneltest"
+	"github.com/askuser-go/askuser/wire"
 )
 
 const (
@@ -42,8 +43,8 @@ func decode(t *testing.T, b []byte) any {
 }
 
 // ciChoices answers the recorded questions: unit tests and lint, and staging.
-func ciChoices(ask askuser.AskData) *askuser.ResultData {
-	return &askuser.ResultData{RequestID: ask.RequestID, Answers: []askuser.Answer{
+func ciChoices(ask wire.AskData) *wire.ResultData {
+	return &wire.ResultData{RequestID: ask.RequestID, Answers: []askuser.Answer{
 		{Question: ask.Questions[0].Question, SelectedLabels: []string{"Unit tests (Recommended)", "Lint"}},
 		{Question: ask.Questions[1].Question, SelectedLabels: []string{"Staging (Recommended)"}},
 	}}
@@ -205,7 +206,7 @@ func TestCallIDs(t *testing.T) {
 
 func TestCallIDIsStable(t *testing.T) {
 	a := askgenai.CallID("conv-7/turn-2", 0)
-	if a != askgenai.CallID("conv-7/turn-2", 0) || !strings.HasPrefix(a, "gemini-") || len(a) > askuser.MaxRequestIDBytes {
+	if a != askgenai.CallID("conv-7/turn-2", 0) || !strings.HasPrefix(a, "gemini-") || len(a) > wire.MaxRequestIDBytes {
 		t.Errorf("CallID = %q", a)
 	}
 	for _, other := range []string{askgenai.CallID("conv-7/turn-2", 1), askgenai.CallID("conv-7/turn-3", 0), askgenai.CallID("conv-7/turn-20", 0)} {

@@ -12,6 +12,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askgenai"
 	"github.com/askuser-go/askuser/internal/paneltest"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // A turn of three calls of the host's functions, over the SDK's client: the follow-up
@@ -59,8 +60,8 @@ func TestTurnResponsesGatedTurn(t *testing.T) {
 // "error" key that is no error, is the function's "output"; a function that fails is
 // its "error"; a call without args runs with {}; positions count every function call.
 func TestTurnResponsesMixedTurn(t *testing.T) {
-	approve := func(a askuser.ApprovalData) *askuser.ApprovalResultData {
-		return &askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionApprove, Digest: a.Digest}
+	approve := func(a wire.ApprovalData) *wire.ApprovalResultData {
+		return &wire.ApprovalResultData{RequestID: a.RequestID, Decision: wire.DecisionApprove, Digest: a.Digest}
 	}
 	d, asked, _ := paneltest.NewGated(t, askuser.IntSession(session), &askuser.Options{Policy: paneltest.Policy()}, paneltest.Pick("SQLite"), approve)
 	var mu sync.Mutex

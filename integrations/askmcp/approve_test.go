@@ -14,6 +14,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askmcp"
 	"github.com/askuser-go/askuser/internal/paneltest"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,14 +28,14 @@ import (
 // reaches it.
 func TestServerToolApprovedOnDevices(t *testing.T) {
 	session := askuser.StringSession("person")
-	d, shown := paneltest.NewApprover(t, session, nil, func(a askuser.ApprovalData) *askuser.ApprovalResultData {
+	d, shown := paneltest.NewApprover(t, session, nil, func(a wire.ApprovalData) *wire.ApprovalResultData {
 		switch {
 		case strings.Contains(string(a.Arguments), `"keep"`):
-			return &askuser.ApprovalResultData{Decision: askuser.DecisionDeny, Reason: "that one stays"}
+			return &wire.ApprovalResultData{Decision: wire.DecisionDeny, Reason: "that one stays"}
 		case strings.Contains(string(a.Arguments), `"typo"`):
-			return &askuser.ApprovalResultData{Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"name":"fixed"}`)}
+			return &wire.ApprovalResultData{Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"name":"fixed"}`)}
 		}
-		return &askuser.ApprovalResultData{Decision: askuser.DecisionApprove}
+		return &wire.ApprovalResultData{Decision: wire.DecisionApprove}
 	})
 	var mu sync.Mutex
 	var deleted []string

@@ -14,6 +14,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askmcp"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -129,14 +130,14 @@ func TestElicitationMapping(t *testing.T) {
 		schema  string
 		// want: the questions asked, as "header|question|multi|label,label,..."
 		want    []string
-		answers func(a askuser.AskData) []askuser.Answer
+		answers func(a wire.AskData) []askuser.Answer
 		content string // the content the server gets, as JSON
 	}{{
 		name:    "enum with enumNames, required",
 		message: "Pick a region.",
 		schema:  `{"type":"object","properties":{"region":{"type":"string","title":"Region","enum":["eu","us"],"enumNames":["Europe","United States"]}},"required":["region"]}`,
 		want:    []string{"Region|Pick a region.\n\nRegion|false|Europe,United States"},
-		answers: func(a askuser.AskData) []askuser.Answer {
+		answers: func(a wire.AskData) []askuser.Answer {
 			return []askuser.Answer{pick(a.Questions[0].Question, "United States")}
 		},
 		content: `{"region":"us"}`,
@@ -144,7 +145,7 @@ func TestElicitationMapping(t *testing.T) {
 		name:   "titled oneOf, optional, answered by typing a value",
 		schema: `{"type":"object","properties":{"size":{"type":"string","description":"Which size?","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"Large"}]}}}`,
 		want:   []string{"size|Which size?|false|Small,Large,Leave empty"},
-		answers: func(a askuser.AskData) []askuser.Answer {
+		answers: func(a wire.AskData) []askuser.Answer {
 			return []askuser.Answer{typed(a.Questions[0].Question, "large")}
 		},
 		content: `{"size":"l"}`,
@@ -152,7 +153,7 @@ func TestElicitationMapping(t *testing.T) {
 		name:   "optional field left empty",
 		schema: `{"type":"object","properties":{"size":{"type":"string","enum":["s","m","l"]}}}`,
 		want:   []string{"size|size|false|s,m,l,Leave empty"},
-		answers: func(a askuser.AskData) []askuser.Answer {
+		answers: func(a wire.AskData) []askuser.Answer {
 			return []askuser.Answer{pick(a.Questions[0].Question, "Leave empty")}
 		},
 		content: `null`, // an empty content is left out on the wire
@@ -160,7 +161,7 @@ func TestElicitationMapping(t *testing.T) {
 		name:   "multi-select of titled enums",
 		schema: `{"type":"object","properties":{"tags":{"type":"array","title":"Tags","description":"Which apply?","items":{"anyOf":[{"const":"a","title":"Alpha"},{"const":"b","title":"Beta"},{"const":"c","title":"Gamma"}]},"minItems":1}},"required":["tags"]}`,
 		want:   []string{"Tags|Tags: Which apply?|true|Alpha,Beta,Gamma"},
-		answers: func(a askuser.AskData) []askuser.Answer {
+		answers: func(a wire.AskData) []askuser.Answer {
 			return []askuser.Answer{pick(a.Questions[0].Question, "Alpha", "Gamma")}
 		},
 		content: `{"tags":["a","c"]}`,
@@ -168,7 +169,7 @@ func TestElicitationMapping(t *testing.T) {
 		name:   "multi-select answering none",
 		schema: `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","enum":["x","y"]}}},"required":["tags"]}`,
 		want:   []string{"tags|tags|true|x,y,None of these"},
-		answers: func(a askuser.AskData) []askuser.Answer {
+		answers: func(a wire.AskData) []askuser.Answer {
 			return []askuser.Answer{pick(a.Questions[0].Question, "None of these")}
 		},
 		content: `{"tags":[]}`,
@@ -176,14 +177,14 @@ func TestElicitationMapping(t *testing.T) {
 		name:    "boolean",
 		schema:  `{"type":"object","properties":{"ok":{"type":"boolean","title":"Proceed","default":true}},"required":["ok"]}`,
 		want:    []string{"Proceed|Proceed|false|Yes,No"},
-		answers: func(a askuser.AskData) []askuser.Answer { return []askuser.Answer{pick(a.Questions[0].Question, "No")} },
+		answers: func(a wire.AskData) []askuser.Answer { return []askuser.Answer{pick(a.Questions[0].Question, "No")} },
 		content: `{"ok":false}`,
 	}, {
 		name:    "free text, required: typed",
 		message: "We need your name.",
 		schema:  `{"type":"object","properties":{"name":{"type":"string","title":"Name","description":"Your full name","maxLength":40}},"required":["name"]}`,
 		want:    []string{"Name|We need your name.\n\nName: Your full name (type your answer, at most 40 characters)|false|Decline,Not now"},
-		answers: func(a askuser.AskData) []askuser.Answer {
+		answers: func(a wire.AskData) []askuser.Answer {
 			return []askuser.Answer{typed(a.Questions[0].Question, "  Ada Lovelace ")}
 		},
 		content: `{"name":"Ada Lovelace"}`,
@@ -191,7 +192,7 @@ func TestElicitationMapping(t *testing.T) {
 		name:   "free text with a default",
 		schema: `{"type":"object","properties":{"branch":{"type":"string","default":"main"}},"required":["branch"]}`,
 		want:   []string{"branch|branch (type your answer)|false|Default: main,Decline"},
-		answers: func(a askuser.AskData) []askuser.Answer {
+		answers: func(a wire.AskData) []askuser.Answer {
 			return []askuser.Answer{pick(a.Questions[0].Question, "Default: main")}
 		},
 		content: `{"branch":"main"}`,
@@ -199,7 +200,7 @@ func TestElicitationMapping(t *testing.T) {
 		name:   "date",
 		schema: `{"type":"object","properties":{"when":{"type":"string","format":"date"}},"required":["when"]}`,
 		want:   []string{"when|when (a date, YYYY-MM-DD)|false|Today (2026-12-03),Tomorrow (2026-12-04)"},
-		answers: func(a askuser.AskData) []askuser.Answer {
+		answers: func(a wire.AskData) []askuser.Answer {
 			return []askuser.Answer{pick(a.Questions[0].Question, "Tomorrow (2026-12-04)")}
 		},
 		content: `{"when":"2026-12-04"}`,
@@ -207,13 +208,13 @@ func TestElicitationMapping(t *testing.T) {
 		name:    "integer with a range, typed",
 		schema:  `{"type":"object","properties":{"n":{"type":"integer","title":"Replicas","minimum":1,"maximum":9}},"required":["n"]}`,
 		want:    []string{"Replicas|Replicas (a whole number from 1 to 9)|false|1 (minimum),9 (maximum)"},
-		answers: func(a askuser.AskData) []askuser.Answer { return []askuser.Answer{typed(a.Questions[0].Question, "3")} },
+		answers: func(a wire.AskData) []askuser.Answer { return []askuser.Answer{typed(a.Questions[0].Question, "3")} },
 		content: `{"n":3}`,
 	}, {
 		name:   "number",
 		schema: `{"type":"object","properties":{"ratio":{"type":"number"}},"required":["ratio"]}`,
 		want:   []string{"ratio|ratio (a number)|false|Decline,Not now"},
-		answers: func(a askuser.AskData) []askuser.Answer {
+		answers: func(a wire.AskData) []askuser.Answer {
 			return []askuser.Answer{typed(a.Questions[0].Question, "0.25")}
 		},
 		content: `{"ratio":0.25}`,
@@ -232,7 +233,7 @@ func TestElicitationMapping(t *testing.T) {
 			"owner|owner (an email address)|false|Decline,Not now",
 			"notify|notify|false|Yes,No,Leave empty",
 		},
-		answers: func(a askuser.AskData) []askuser.Answer {
+		answers: func(a wire.AskData) []askuser.Answer {
 			return []askuser.Answer{
 				pick(a.Questions[0].Question, "prod"),
 				pick(a.Questions[1].Question, "eu", "us"),
@@ -245,7 +246,7 @@ func TestElicitationMapping(t *testing.T) {
 		name:    "a message alone is a confirmation",
 		message: "Deploy to production?",
 		want:    []string{"Confirm|Deploy to production?|false|Accept,Decline"},
-		answers: func(a askuser.AskData) []askuser.Answer {
+		answers: func(a wire.AskData) []askuser.Answer {
 			return []askuser.Answer{pick(a.Questions[0].Question, "Accept")}
 		},
 		content: `null`,
@@ -293,18 +294,18 @@ func TestElicitationEndings(t *testing.T) {
 	text := `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
 	for _, c := range []struct {
 		name string
-		end  func(h *host, a askuser.AskData) // ends the question
+		end  func(h *host, a wire.AskData) // ends the question
 		want string
 	}{
-		{"device declines", func(h *host, a askuser.AskData) { _ = answer(t, h.d, h.session, a.RequestID) }, askmcp.ActionDecline},
-		{"Decline option", func(h *host, a askuser.AskData) {
+		{"device declines", func(h *host, a wire.AskData) { _ = answer(t, h.d, h.session, a.RequestID) }, askmcp.ActionDecline},
+		{"Decline option", func(h *host, a wire.AskData) {
 			_ = answer(t, h.d, h.session, a.RequestID, pick(a.Questions[0].Question, "Decline"))
 		}, askmcp.ActionDecline},
-		{"Not now option", func(h *host, a askuser.AskData) {
+		{"Not now option", func(h *host, a wire.AskData) {
 			_ = answer(t, h.d, h.session, a.RequestID, pick(a.Questions[0].Question, "Not now"))
 		}, askmcp.ActionCancel},
-		{"session cancelled", func(h *host, a askuser.AskData) { h.d.CancelSession(h.session) }, askmcp.ActionCancel},
-		{"dispatcher closed", func(h *host, a askuser.AskData) { h.d.Close() }, askmcp.ActionCancel},
+		{"session cancelled", func(h *host, a wire.AskData) { h.d.CancelSession(h.session) }, askmcp.ActionCancel},
+		{"dispatcher closed", func(h *host, a wire.AskData) { h.d.Close() }, askmcp.ActionCancel},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHost(t, nil)
@@ -436,7 +437,7 @@ const fiveFields = `{"type":"object","properties":{
 
 // answerFirstPart answers the first part of the fiveFields form: age 41, name Ada,
 // the default score, status inactive.
-func answerFirstPart(t *testing.T, h *host, a askuser.AskData) {
+func answerFirstPart(t *testing.T, h *host, a wire.AskData) {
 	t.Helper()
 	q := a.Questions
 	if err := answer(t, h.d, h.session, a.RequestID, typed(q[0].Question, "41"), typed(q[1].Question, "Ada"), pick(q[2].Question, "Default: 95.5"), pick(q[3].Question, "inactive")); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // devices is the person's side of a dispatcher in these tests: an askuser.Transport
@@ -16,13 +17,13 @@ import (
 // need; wshub_test.go has real browser-panel connections.
 type devices struct {
 	mu     sync.Mutex
-	events []askuser.Event
+	events []wire.Event
 	wake   chan struct{}
 }
 
 func newDevices() *devices { return &devices{wake: make(chan struct{}, 1)} }
 
-func (t *devices) Send(_ context.Context, ev askuser.Event) error {
+func (t *devices) Send(_ context.Context, ev wire.Event) error {
 	t.mu.Lock()
 	t.events = append(t.events, ev)
 	t.mu.Unlock()
@@ -42,7 +43,7 @@ func (t *devices) count() int {
 
 // next waits for the next event of the given type after the first `after` events, and
 // returns it with its index.
-func (t *devices) next(tb testing.TB, typ string, after int) (askuser.Event, int) {
+func (t *devices) next(tb testing.TB, typ string, after int) (wire.Event, int) {
 	tb.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
@@ -64,13 +65,13 @@ func (t *devices) next(tb testing.TB, typ string, after int) (askuser.Event, int
 }
 
 // firstAsk waits for the first question asked, for examples, which have no testing.TB.
-func (t *devices) firstAsk() askuser.AskData {
+func (t *devices) firstAsk() wire.AskData {
 	for {
 		t.mu.Lock()
 		for _, ev := range t.events {
-			if ev.Type == askuser.EventAsk {
+			if ev.Type == wire.EventAsk {
 				t.mu.Unlock()
-				var a askuser.AskData
+				var a wire.AskData
 				_ = json.Unmarshal(ev.Data, &a)
 				return a
 			}
@@ -81,10 +82,10 @@ func (t *devices) firstAsk() askuser.AskData {
 }
 
 // ask waits for the next question asked, after the first `after` events.
-func (t *devices) ask(tb testing.TB, after int) (askuser.AskData, int) {
+func (t *devices) ask(tb testing.TB, after int) (wire.AskData, int) {
 	tb.Helper()
-	ev, n := t.next(tb, askuser.EventAsk, after)
-	var a askuser.AskData
+	ev, n := t.next(tb, wire.EventAsk, after)
+	var a wire.AskData
 	if err := json.Unmarshal(ev.Data, &a); err != nil {
 		tb.Fatal(err)
 	}
@@ -92,10 +93,10 @@ func (t *devices) ask(tb testing.TB, after int) (askuser.AskData, int) {
 }
 
 // resolved waits for the next resolution, after the first `after` events.
-func (t *devices) resolved(tb testing.TB, after int) (askuser.ResolvedData, int) {
+func (t *devices) resolved(tb testing.TB, after int) (wire.ResolvedData, int) {
 	tb.Helper()
-	ev, n := t.next(tb, askuser.EventResolved, after)
-	var r askuser.ResolvedData
+	ev, n := t.next(tb, wire.EventResolved, after)
+	var r wire.ResolvedData
 	if err := json.Unmarshal(ev.Data, &r); err != nil {
 		tb.Fatal(err)
 	}
@@ -105,8 +106,8 @@ func (t *devices) resolved(tb testing.TB, after int) (askuser.ResolvedData, int)
 // answer sends a device's answers (or a decline, with no answers) for a question.
 func answer(tb testing.TB, d *askuser.Dispatcher, session askuser.SessionID, requestID string, answers ...askuser.Answer) error {
 	tb.Helper()
-	data := askuser.ResultData{RequestID: requestID, Answers: answers, Declined: answers == nil}
-	ev, err := askuser.NewEvent(askuser.EventResult, session, data)
+	data := wire.ResultData{RequestID: requestID, Answers: answers, Declined: answers == nil}
+	ev, err := wire.NewEvent(wire.EventResult, session, data)
 	if err != nil {
 		tb.Fatal(err)
 	}

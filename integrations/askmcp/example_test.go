@@ -7,6 +7,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askmcp"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,7 +34,7 @@ func ExampleElicitationHandler() {
 		ask := dev.firstAsk()
 		q := ask.Questions[0]
 		fmt.Printf("%s: %q, options %s / %s\n", q.Header, q.Question, q.Options[0].Label, q.Options[1].Label)
-		ev, _ := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{
+		ev, _ := wire.NewEvent(wire.EventResult, session, wire.ResultData{
 			RequestID: ask.RequestID,
 			Answers:   []askuser.Answer{{Question: q.Question, SelectedLabels: []string{"Europe"}}},
 		})

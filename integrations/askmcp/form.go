@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -34,10 +35,10 @@ const (
 )
 
 // MaxFormFields is the most properties a form may have to be asked on the person's
-// devices. A question set holds at most [askuser.MaxQuestions] (4) questions, so a form
+// devices. A question set holds at most [wire.MaxQuestions] (4) questions, so a form
 // of more is asked as consecutive question sets of at most 4 fields each, in the form's
 // order, and its content assembled from them all.
-const MaxFormFields = 5 * askuser.MaxQuestions
+const MaxFormFields = 5 * wire.MaxQuestions
 
 // maxMessageRunes bounds the part of a question's text taken from the server's message.
 const maxMessageRunes = 600
@@ -216,7 +217,7 @@ func newField(name string, s *jsonschema.Schema, required bool, now time.Time) (
 	if problems != nil {
 		return nil, problems
 	}
-	room := askuser.MaxOptions // options left for this question
+	room := wire.MaxOptions // options left for this question
 	if !required {
 		room-- // for "Leave empty"
 	}
@@ -340,10 +341,10 @@ func newField(name string, s *jsonschema.Schema, required bool, now time.Time) (
 	// A question needs two options; a free-text field may have fewer that are values.
 	// The rest are the two ways of not answering that MCP knows, so that every option
 	// means something when chosen (see docs/MCP.md, "Free text").
-	if len(fl.question.Options) < askuser.MinOptions {
+	if len(fl.question.Options) < wire.MinOptions {
 		fl.addOption(labelDecline, "Refuse to give this; the whole request is declined", choice{kind: choiceDecline})
 	}
-	if len(fl.question.Options) < askuser.MinOptions {
+	if len(fl.question.Options) < wire.MinOptions {
 		fl.addOption(labelNotNow, "Dismiss the request without answering; the whole request is cancelled", choice{kind: choiceCancel})
 	}
 	return fl, nil
@@ -351,7 +352,7 @@ func newField(name string, s *jsonschema.Schema, required bool, now time.Time) (
 
 func tooManyValues(name string, n, room int) string {
 	return fmt.Sprintf("%s: %d choices; at most %d fit in one question here (a question has at most %d options, including any \"%s\" or \"%s\" the mapping adds)",
-		name, n, room, askuser.MaxOptions, labelSkip, labelNone)
+		name, n, room, wire.MaxOptions, labelSkip, labelNone)
 }
 
 func (fl *field) addOption(label, description string, c choice) {
@@ -427,11 +428,11 @@ func (f *form) writeQuestions() {
 		if hint := fl.hint(); hint != "" {
 			text += " (" + hint + ")"
 		}
-		if i%askuser.MaxQuestions == 0 {
-			text = f.partHead(i/askuser.MaxQuestions, text)
+		if i%wire.MaxQuestions == 0 {
+			text = f.partHead(i/wire.MaxQuestions, text)
 		}
 		fl.question.Question = clip(text, 1000)
-		fl.question.Header = clip(orDefault(title, fl.name), askuser.MaxHeaderLength)
+		fl.question.Header = clip(orDefault(title, fl.name), wire.MaxHeaderLength)
 	}
 	// Question texts must differ within a call.
 	seen := map[string]bool{}
@@ -463,9 +464,9 @@ func (f *form) partHead(k int, text string) string {
 }
 
 // parts splits the form's fields into the question sets that ask them: at most
-// [askuser.MaxQuestions] fields each, in the form's order.
+// [wire.MaxQuestions] fields each, in the form's order.
 func (f *form) parts() [][]*field {
-	return slices.Collect(slices.Chunk(f.fields, askuser.MaxQuestions))
+	return slices.Collect(slices.Chunk(f.fields, wire.MaxQuestions))
 }
 
 // hint says what a typed answer must be, for the fields answered through "Other".

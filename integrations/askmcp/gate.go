@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,7 +21,7 @@ import (
 // decide anything, and only toward asking less for what says it only reads.
 
 // The names of the defaults a Gate gives a call that no rule of the host's Policy
-// matches, as [askuser.ApprovalResult.Rule] and [askuser.Audit.Rule] carry them when a
+// matches, as [askuser.ApprovalResult.Rule] and [observe.Audit.Rule] carry them when a
 // call runs without asking.
 const (
 	// RuleTrustedReadOnly allows a call of a tool that a trusted server marks
@@ -74,7 +75,7 @@ type GateOptions struct {
 // A Policy whose Default is [askuser.ActionDeny] denies what no rule matches, trusted
 // or not. The approval card shows the server's name, whether the host trusts it, the
 // tool's title, its description and its annotations, as the server's word
-// ([askuser.ToolSource]); an edit must satisfy the tool's input schema.
+// ([wire.ToolSource]); an edit must satisfy the tool's input schema.
 //
 // A Gate may be used concurrently.
 type Gate struct {
@@ -227,7 +228,7 @@ func (g *Gate) invoke(ctx context.Context, name string, args json.RawMessage) (*
 // annotations give.
 func (g *Gate) approvalOptions(t *mcp.Tool) askuser.ApprovalOptions {
 	ask := askuser.ActionAsk
-	o := askuser.ApprovalOptions{Source: &askuser.ToolSource{Server: g.server, Trusted: g.opts.Trusted}, Default: &ask}
+	o := askuser.ApprovalOptions{Source: &wire.ToolSource{Server: g.server, Trusted: g.opts.Trusted}, Default: &ask}
 	if t == nil {
 		return o
 	}

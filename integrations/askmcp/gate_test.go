@@ -12,6 +12,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askmcp"
 	"github.com/askuser-go/askuser/internal/paneltest"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -73,14 +74,14 @@ func TestGateByAnnotations(t *testing.T) {
 		Deny:     []askuser.Rule{{Tool: "files_delete_file", When: func(a map[string]any) bool { return strings.HasPrefix(path(a), "/etc/") }}},
 		Ask:      []askuser.Rule{{Tool: "files_read_file", When: func(a map[string]any) bool { return strings.Contains(path(a), "secret") }}},
 		Describe: askmcp.Describe(trusted, untrusted),
-	}}, func(a askuser.ApprovalData) *askuser.ApprovalResultData {
+	}}, func(a wire.ApprovalData) *wire.ApprovalResultData {
 		switch a.Tool {
 		case "files_delete_file":
-			return &askuser.ApprovalResultData{Decision: askuser.DecisionDeny, Reason: "keep it"}
+			return &wire.ApprovalResultData{Decision: wire.DecisionDeny, Reason: "keep it"}
 		case "files_append_line":
-			return &askuser.ApprovalResultData{Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"path":"notes.txt"}`)}
+			return &wire.ApprovalResultData{Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"path":"notes.txt"}`)}
 		}
-		return &askuser.ApprovalResultData{Decision: askuser.DecisionApprove}
+		return &wire.ApprovalResultData{Decision: wire.DecisionApprove}
 	})
 	call := func(id, name, path string) askuser.ToolCall {
 		return askuser.ToolCall{Session: session, ID: id, Name: name, Arguments: json.RawMessage(`{"path":"` + path + `"}`)}
@@ -119,7 +120,7 @@ func TestGateByAnnotations(t *testing.T) {
 		t.Errorf("the server ran %q, want %q", got, want)
 	}
 
-	cards := map[string]askuser.ApprovalData{}
+	cards := map[string]wire.ApprovalData{}
 	for range 5 {
 		a := <-shown
 		cards[a.RequestID] = a
@@ -165,11 +166,11 @@ func TestGateCall(t *testing.T) {
 	var ran []string
 	g := connectGate(t, filesServer(&ran, &mu), &askmcp.GateOptions{Prefix: "f_"})
 	session := askuser.IntSession(12)
-	d, shown := paneltest.NewApprover(t, session, nil, func(a askuser.ApprovalData) *askuser.ApprovalResultData {
+	d, shown := paneltest.NewApprover(t, session, nil, func(a wire.ApprovalData) *wire.ApprovalResultData {
 		if strings.Contains(string(a.Arguments), "secret") {
-			return &askuser.ApprovalResultData{Decision: askuser.DecisionDeny}
+			return &wire.ApprovalResultData{Decision: wire.DecisionDeny}
 		}
-		return &askuser.ApprovalResultData{Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"path":"b.txt"}`)}
+		return &wire.ApprovalResultData{Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"path":"b.txt"}`)}
 	})
 	r, res, err := g.Call(t.Context(), d, askuser.ToolCall{Session: session, Name: "f_read_file", Arguments: json.RawMessage(`{"path":"a.txt"}`)})
 	if err != nil || r.Outcome != askuser.Edited || res == nil || !strings.Contains(r.Content(res.Content[0].(*mcp.TextContent).Text), "ran read_file b.txt") {

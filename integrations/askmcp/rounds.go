@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -160,8 +161,8 @@ func (c *checker) done(session askuser.SessionID) []string {
 
 // Send answers an ask event; it is called by the dispatcher after the question is
 // registered, so the answer always finds it.
-func (c *checker) Send(ctx context.Context, ev askuser.Event) error {
-	if ev.Type != askuser.EventAsk {
+func (c *checker) Send(ctx context.Context, ev wire.Event) error {
+	if ev.Type != wire.EventAsk {
 		return nil
 	}
 	c.mu.Lock()
@@ -171,13 +172,13 @@ func (c *checker) Send(ctx context.Context, ev askuser.Event) error {
 	if !ok {
 		return nil
 	}
-	reply, err := askuser.NewEvent(askuser.EventResult, ev.SessionID, askuser.ResultData{RequestID: ev.RequestID(), Answers: answers})
+	reply, err := wire.NewEvent(wire.EventResult, ev.SessionID, wire.ResultData{RequestID: ev.RequestID(), Answers: answers})
 	if err == nil {
 		err = c.d.HandleEvent(ctx, reply)
 	}
 	if err != nil {
 		problems := []string{err.Error()}
-		if ae, ok := errors.AsType[*askuser.AnswerError](err); ok && len(ae.Problems) > 0 {
+		if ae, ok := errors.AsType[*wire.AnswerError](err); ok && len(ae.Problems) > 0 {
 			problems = ae.Problems
 		}
 		c.mu.Lock()

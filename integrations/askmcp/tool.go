@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -242,20 +243,20 @@ func (t *tool) elicitDevice(ctx context.Context, closing *atomic.Bool, cancel co
 		switch res.Action {
 		case ActionAccept:
 		case ActionDecline:
-			_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true})
+			_ = deliver(ctx, t.d, session, wire.ResultData{RequestID: id, Declined: true})
 			return nil
 		default:
 			cancel()
 			return nil
 		}
-		err = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Answers: answersOf(req, res.Content)})
-		ae, refused := errors.AsType[*askuser.AnswerError](err)
+		err = deliver(ctx, t.d, session, wire.ResultData{RequestID: id, Answers: answersOf(req, res.Content)})
+		ae, refused := errors.AsType[*wire.AnswerError](err)
 		if !refused {
 			return nil // accepted, or the question has ended
 		}
 		problems = ae.Problems
 	}
-	_ = deliver(ctx, t.d, session, askuser.ResultData{RequestID: id, Declined: true})
+	_ = deliver(ctx, t.d, session, wire.ResultData{RequestID: id, Declined: true})
 	return nil
 }
 
@@ -358,14 +359,14 @@ const cancelWait = 5 * time.Second
 // deliver hands a device's event to d. The question is registered by the Ask that runs
 // beside the elicitation, and an answer can come back before it is: ErrNotPending is
 // then tried again until ctx ends, when the Ask has returned.
-func deliver(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, data askuser.ResultData) error {
-	ev, err := askuser.NewEvent(askuser.EventResult, session, data)
+func deliver(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, data wire.ResultData) error {
+	ev, err := wire.NewEvent(wire.EventResult, session, data)
 	if err != nil {
 		return err
 	}
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		err := d.HandleEvent(ctx, ev)
-		if !errors.Is(err, askuser.ErrNotPending) {
+		if !errors.Is(err, wire.ErrNotPending) {
 			return err
 		}
 		select {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askmcp"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,22 +48,22 @@ func TestElicitationOnEveryPanel(t *testing.T) {
 	done := elicit(ss, ctx, &mcp.ElicitParams{Message: "Ship it?", RequestedSchema: schema(t,
 		`{"type":"object","properties":{"ship":{"type":"boolean","title":"Ship"}},"required":["ship"]}`)})
 
-	read := func(c *websocket.Conn) askuser.Event {
+	read := func(c *websocket.Conn) wire.Event {
 		t.Helper()
 		_, msg, err := c.Read(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, err := askuser.ParseEvent(msg)
+		ev, err := wire.ParseEvent(msg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ev
 	}
-	var asks [2]askuser.AskData
+	var asks [2]wire.AskData
 	for i, c := range phones {
 		ev := read(c)
-		if ev.Type != askuser.EventAsk {
+		if ev.Type != wire.EventAsk {
 			t.Fatalf("device %d got %s", i, ev.Type)
 		}
 		_ = json.Unmarshal(ev.Data, &asks[i])
@@ -70,7 +71,7 @@ func TestElicitationOnEveryPanel(t *testing.T) {
 	if asks[0].RequestID != asks[1].RequestID || asks[0].Questions[0].Question != "Ship it?\n\nShip" {
 		t.Fatalf("asks %+v / %+v", asks[0], asks[1])
 	}
-	reply, _ := askuser.NewEvent(askuser.EventResult, session, askuser.ResultData{RequestID: asks[1].RequestID,
+	reply, _ := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: asks[1].RequestID,
 		Answers: []askuser.Answer{{Question: asks[1].Questions[0].Question, SelectedLabels: []string{"Yes"}}}})
 	b, _ := reply.Encode()
 	if err := phones[1].Write(ctx, websocket.MessageText, b); err != nil {
@@ -81,9 +82,9 @@ func TestElicitationOnEveryPanel(t *testing.T) {
 		t.Fatalf("server got %+v, %v", e.res, e.err)
 	}
 	ev := read(phones[0])
-	var r askuser.ResolvedData
+	var r wire.ResolvedData
 	_ = json.Unmarshal(ev.Data, &r)
-	if ev.Type != askuser.EventResolved || r.Outcome != askuser.Answered || len(r.Answers) != 1 {
+	if ev.Type != wire.EventResolved || r.Outcome != askuser.Answered || len(r.Answers) != 1 {
 		t.Fatalf("the other device got %s %+v", ev.Type, r)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askopenai"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // The assistant's tool call asks the person; the tool message goes back after the
@@ -87,19 +88,19 @@ func ExampleChatToolResults() {
 // device answers every question with its first option.
 type firstChoice struct{ d *askuser.Dispatcher }
 
-func (f *firstChoice) Send(ctx context.Context, ev askuser.Event) error {
-	if ev.Type != askuser.EventAsk {
+func (f *firstChoice) Send(ctx context.Context, ev wire.Event) error {
+	if ev.Type != wire.EventAsk {
 		return nil
 	}
-	var ask askuser.AskData
+	var ask wire.AskData
 	if err := json.Unmarshal(ev.Data, &ask); err != nil {
 		return err
 	}
-	data := askuser.ResultData{RequestID: ask.RequestID}
+	data := wire.ResultData{RequestID: ask.RequestID}
 	for _, q := range ask.Questions {
 		data.Answers = append(data.Answers, askuser.Answer{Question: q.Question, SelectedLabels: []string{q.Options[0].Label}})
 	}
-	reply, err := askuser.NewEvent(askuser.EventResult, ev.SessionID, data)
+	reply, err := wire.NewEvent(wire.EventResult, ev.SessionID, data)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askopenai"
 	"github.com/askuser-go/askuser/internal/paneltest"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // A turn of three calls of the host's tools, over the SDK's client: the follow-up
@@ -83,8 +84,8 @@ func TestResponsesToolOutputsGatedTurn(t *testing.T) {
 }
 
 // approveAll is a device's decision on every approval: approve it.
-func approveAll(a askuser.ApprovalData) *askuser.ApprovalResultData {
-	return &askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionApprove, Digest: a.Digest}
+func approveAll(a wire.ApprovalData) *wire.ApprovalResultData {
+	return &wire.ApprovalResultData{RequestID: a.RequestID, Decision: wire.DecisionApprove, Digest: a.Digest}
 }
 
 // A turn mixing a question, a custom tool's call and a call the Policy denies: each

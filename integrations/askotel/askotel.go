@@ -1,4 +1,4 @@
-// Package askotel instruments askuser with OpenTelemetry: an [askuser.Observer] that
+// Package askotel instruments askuser with OpenTelemetry: an [observe.Observer] that
 // makes an execute_tool span of every tool call askuser runs (the GenAI semantic
 // conventions), marks on it what happened to its request, links a request ended on
 // another replica to the span that asked, and records the metrics an operator asks
@@ -30,6 +30,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/store"
 )
 
 // ScopeName is the instrumentation scope of the tracer and the meter.
@@ -107,7 +109,7 @@ func WithContent() Option {
 	return optionFunc(func(c *config) { c.content = true })
 }
 
-// Observer is the [askuser.Observer] of OpenTelemetry. Give the same one to the
+// Observer is the [observe.Observer] of OpenTelemetry. Give the same one to the
 // dispatcher and to its transport. Its methods may be called concurrently.
 type Observer struct {
 	tracer trace.Tracer
@@ -140,7 +142,7 @@ type spanKey struct {
 }
 
 // kinds is one past the largest Kind: KindQuestion and KindApproval.
-const kinds = int(askuser.KindApproval) + 1
+const kinds = int(store.KindApproval) + 1
 
 // outcomes is one past the largest Outcome.
 const outcomes = int(askuser.Denied) + 1
@@ -178,7 +180,7 @@ const maxToolSets = 1024
 
 func newAttrSets() *attrSets {
 	c := &attrSets{}
-	for k := askuser.KindQuestion; int(k) < kinds; k++ {
+	for k := store.KindQuestion; int(k) < kinds; k++ {
 		c.byKind[k] = metric.WithAttributeSet(kindSet(k))
 		for o := askuser.Answered; int(o) < outcomes; o++ {
 			c.byEnd[k][o] = metric.WithAttributeSet(endSet(k, o))
@@ -188,15 +190,15 @@ func newAttrSets() *attrSets {
 	return c
 }
 
-func kindSet(k askuser.Kind) attribute.Set {
+func kindSet(k store.Kind) attribute.Set {
 	return attribute.NewSet(AttrRequestKind.String(k.String()))
 }
 
-func endSet(k askuser.Kind, o askuser.Outcome) attribute.Set {
+func endSet(k store.Kind, o askuser.Outcome) attribute.Set {
 	return attribute.NewSet(AttrRequestKind.String(k.String()), AttrOutcome.String(o.String()))
 }
 
-func (c *attrSets) end(k askuser.Kind, o askuser.Outcome) metric.MeasurementOption {
+func (c *attrSets) end(k store.Kind, o askuser.Outcome) metric.MeasurementOption {
 	if k > 0 && int(k) < kinds && o > 0 && int(o) < outcomes {
 		return c.byEnd[k][o]
 	}
@@ -255,7 +257,7 @@ func NewObserver(opts ...Option) (*Observer, error) {
 	_, e = m.Int64ObservableUpDownCounter(MetricRequestPending, metric.WithUnit("{request}"),
 		metric.WithDescription("The requests waiting for the person. Summed over the replicas of a host: a request is counted by the replica that asked and uncounted by the one that ended it."),
 		metric.WithInt64Callback(func(_ context.Context, obs metric.Int64Observer) error {
-			for k := askuser.KindQuestion; int(k) < kinds; k++ {
+			for k := store.KindQuestion; int(k) < kinds; k++ {
 				if g := &o.pending[k]; g.touched.Load() {
 					obs.Observe(g.n.Load(), o.sets.byKind[k])
 				}
@@ -314,8 +316,8 @@ var callPool = sync.Pool{New: func() any { return new(call) }}
 
 // Begin starts the call's "execute_tool {tool}" span, a child of ctx's, with its GenAI
 // attributes from the start, where a sampler and a span processor see them; it
-// implements [askuser.Observer].
-func (o *Observer) Begin(ctx context.Context, c askuser.CallInfo) (context.Context, func(askuser.CallEnd)) {
+// implements [observe.Observer].
+func (o *Observer) Begin(ctx context.Context, c observe.CallInfo) (context.Context, func(observe.CallEnd)) {
 	cl := callPool.Get().(*call)
 	gen := cl.gen.Add(1)
 	cl.o, cl.session, cl.id, cl.tool = o, c.Session, c.ID, c.Tool
@@ -338,7 +340,7 @@ func (o *Observer) Begin(ctx context.Context, c askuser.CallInfo) (context.Conte
 		cl.span.SetAttributes(AttrToolArguments.String(string(c.Arguments)))
 	}
 	cl.began = time.Now()
-	return ctx, func(e askuser.CallEnd) {
+	return ctx, func(e observe.CallEnd) {
 		if cl.gen.CompareAndSwap(gen, gen+1) { // once: a later end finds the use over
 			cl.end(e)
 		}
@@ -346,7 +348,7 @@ func (o *Observer) Begin(ctx context.Context, c askuser.CallInfo) (context.Conte
 }
 
 // end ends the call's span, records its duration, and gives its state back.
-func (cl *call) end(e askuser.CallEnd) {
+func (cl *call) end(e observe.CallEnd) {
 	o, span := cl.o, cl.span
 	t := errorType(e)
 	end := cl.attrs[:0] // the span has copied its first attributes
@@ -375,7 +377,7 @@ func (cl *call) end(e askuser.CallEnd) {
 
 // errorType is the error.type of a call: the outcome, for every way but answered and
 // approved; "tool_error" when the host's tool failed.
-func errorType(e askuser.CallEnd) string {
+func errorType(e observe.CallEnd) string {
 	switch e.Outcome {
 	case askuser.Answered, askuser.Approved:
 		if e.Err != nil {
@@ -389,10 +391,10 @@ func errorType(e askuser.CallEnd) string {
 }
 
 // Observe marks what happened on the spans and records the metrics; it implements
-// [askuser.Observer].
-func (o *Observer) Observe(ctx context.Context, x askuser.Observation) {
+// [observe.Observer].
+func (o *Observer) Observe(ctx context.Context, x observe.Observation) {
 	switch x.What {
-	case askuser.ObservedAsk:
+	case observe.Asked:
 		o.countPending(x.Kind, 1)
 		// The call's span, kept even when it records nothing (a no-op tracer, a span
 		// not sampled): its request is this dispatcher's, and its end no other's.
@@ -401,7 +403,7 @@ func (o *Observer) Observe(ctx context.Context, x askuser.Observation) {
 		o.mu.Lock()
 		o.spans[spanKey{x.Session, x.RequestID}] = span
 		o.mu.Unlock()
-	case askuser.ObservedEnd:
+	case observe.Ended:
 		if x.Outcome == askuser.Invalid {
 			return // refused before anything was asked
 		}
@@ -414,7 +416,7 @@ func (o *Observer) Observe(ctx context.Context, x askuser.Observation) {
 		if o.span(x) == nil { // ended here, for a call elsewhere: its own span, linked
 			o.linked(ctx, "askuser.end", x, AttrOutcome.String(x.Outcome.String()))
 		}
-	case askuser.ObservedDecision:
+	case observe.Decided:
 		if x.RequestID == "" {
 			return // by a rule or a grant: the call's own span says it
 		}
@@ -424,32 +426,32 @@ func (o *Observer) Observe(ctx context.Context, x askuser.Observation) {
 		} else {
 			o.linked(ctx, "askuser.decision", x, attrs...)
 		}
-	case askuser.ObservedRefusal:
+	case observe.Refused:
 		code := AttrRefusalCode.String(x.Code)
 		o.refusals.Add(ctx, 1, metric.WithAttributes(code))
 		if span := o.span(x); span != nil {
 			span.AddEvent("askuser.refused", trace.WithAttributes(code))
 		}
-	case askuser.ObservedNotice:
+	case observe.Notified:
 		if span := o.span(x); span != nil {
 			span.AddEvent("askuser.notified")
 		}
-	case askuser.ObservedConnect:
+	case observe.Connected:
 		o.connections.add(1)
-	case askuser.ObservedDisconnect:
+	case observe.Disconnected:
 		o.connections.add(-1)
 	}
 }
 
 // countPending counts a request of kind k in (n = 1) or out (n = -1).
-func (o *Observer) countPending(k askuser.Kind, n int64) {
+func (o *Observer) countPending(k store.Kind, n int64) {
 	if k > 0 && int(k) < kinds {
 		o.pending[k].add(n)
 	}
 }
 
 // span returns the waiting span of x's request, made here, or nil.
-func (o *Observer) span(x askuser.Observation) trace.Span {
+func (o *Observer) span(x observe.Observation) trace.Span {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.spans[spanKey{x.Session, x.RequestID}]
@@ -479,7 +481,7 @@ func sameSpan(a, b trace.Span) bool {
 // linked records what happened to a request made elsewhere (another replica, or a run
 // resumed) as a span of its own, linked to the span that asked: the trace context the
 // store kept with the request.
-func (o *Observer) linked(ctx context.Context, name string, x askuser.Observation, attrs ...attribute.KeyValue) {
+func (o *Observer) linked(ctx context.Context, name string, x observe.Observation, attrs ...attribute.KeyValue) {
 	var links []trace.Link
 	if len(x.Carrier) > 0 {
 		if sc := trace.SpanContextFromContext(o.prop.Extract(context.Background(), propagation.MapCarrier(x.Carrier))); sc.IsValid() {
@@ -492,7 +494,7 @@ func (o *Observer) linked(ctx context.Context, name string, x askuser.Observatio
 }
 
 // Carrier returns ctx's trace context, injected by the propagators; it implements
-// [askuser.Observer].
+// [observe.Observer].
 func (o *Observer) Carrier(ctx context.Context) map[string]string {
 	if len(o.prop.Fields()) == 0 || !trace.SpanContextFromContext(ctx).IsValid() {
 		return nil // nothing to carry

@@ -26,6 +26,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/integrations/askotel"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
 )
@@ -128,14 +129,14 @@ var policy = &askuser.Policy{
 	Allow: []askuser.Rule{{Tool: "list_files"}},
 }
 
-func answer(s askuser.SessionID, id, label string) askuser.Event {
-	ev, _ := askuser.NewEvent(askuser.EventResult, s, askuser.ResultData{RequestID: id, Answers: []askuser.Answer{{Question: "Deploy now?", SelectedLabels: []string{label}}}})
+func answer(s askuser.SessionID, id, label string) wire.Event {
+	ev, _ := wire.NewEvent(wire.EventResult, s, wire.ResultData{RequestID: id, Answers: []askuser.Answer{{Question: "Deploy now?", SelectedLabels: []string{label}}}})
 	return ev
 }
 
-func decide(s askuser.SessionID, id string, data askuser.ApprovalResultData) askuser.Event {
+func decide(s askuser.SessionID, id string, data wire.ApprovalResultData) wire.Event {
 	data.RequestID = id
-	ev, _ := askuser.NewEvent(askuser.EventApprovalResult, s, data)
+	ev, _ := wire.NewEvent(wire.EventApprovalResult, s, data)
 	return ev
 }
 
@@ -176,25 +177,25 @@ func TestSpansOfEveryOutcome(t *testing.T) {
 		return "ran", nil
 	})
 	for _, c := range []call{
-		{"q-answered", askuser.ToolName, question, func(id string) { waitFor(askuser.EventAsk); _ = dev.Send(ctx, answer(s, id, "Yes")) }, ""},
+		{"q-answered", askuser.ToolName, question, func(id string) { waitFor(wire.EventAsk); _ = dev.Send(ctx, answer(s, id, "Yes")) }, ""},
 		{"q-declined", askuser.ToolName, question, func(id string) {
-			waitFor(askuser.EventAsk)
-			ev, _ := askuser.NewEvent(askuser.EventResult, s, askuser.ResultData{RequestID: id, Declined: true})
+			waitFor(wire.EventAsk)
+			ev, _ := wire.NewEvent(wire.EventResult, s, wire.ResultData{RequestID: id, Declined: true})
 			_ = dev.Send(ctx, ev)
 		}, "declined"},
-		{"q-cancelled", askuser.ToolName, question, func(string) { waitFor(askuser.EventAsk); d.CancelSession(s) }, "cancelled"},
+		{"q-cancelled", askuser.ToolName, question, func(string) { waitFor(wire.EventAsk); d.CancelSession(s) }, "cancelled"},
 		{"q-invalid", askuser.ToolName, `{"questions":[]}`, nil, "invalid"},
 		{"a-approved", "delete_branch", `{"name":"x"}`, func(id string) {
-			waitFor(askuser.EventApproval)
-			_ = dev.Send(ctx, decide(s, id, askuser.ApprovalResultData{Decision: askuser.DecisionApprove}))
+			waitFor(wire.EventApproval)
+			_ = dev.Send(ctx, decide(s, id, wire.ApprovalResultData{Decision: wire.DecisionApprove}))
 		}, ""},
 		{"a-edited", "delete_branch", `{"name":"x"}`, func(id string) {
-			waitFor(askuser.EventApproval)
-			_ = dev.Send(ctx, decide(s, id, askuser.ApprovalResultData{Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"name":"y"}`)}))
+			waitFor(wire.EventApproval)
+			_ = dev.Send(ctx, decide(s, id, wire.ApprovalResultData{Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"name":"y"}`)}))
 		}, "edited"},
 		{"a-denied", "delete_branch", `{"name":"x"}`, func(id string) {
-			waitFor(askuser.EventApproval)
-			_ = dev.Send(ctx, decide(s, id, askuser.ApprovalResultData{Decision: askuser.DecisionDeny}))
+			waitFor(wire.EventApproval)
+			_ = dev.Send(ctx, decide(s, id, wire.ApprovalResultData{Decision: wire.DecisionDeny}))
 		}, "denied"},
 		{"a-rule-denied", "drop_database", `{}`, nil, "denied"},
 		{"a-rule-allowed", "list_files", `{}`, nil, ""},

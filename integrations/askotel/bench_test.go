@@ -21,6 +21,8 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/integrations/askotel"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
 )
@@ -33,7 +35,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("off", func(b *testing.B) { benchRoundTrip(b, nil) })
 	b.Run("on", func(b *testing.B) { benchRoundTrip(b, sdkObserver(b)) })
 	// An observer that does nothing (Hooks with no hook set): what the seam costs.
-	b.Run("nothing", func(b *testing.B) { benchRoundTrip(b, askuser.Hooks{}) })
+	b.Run("nothing", func(b *testing.B) { benchRoundTrip(b, observe.Hooks{}) })
 	// Where "on" goes: its spans alone (metrics to the no-op provider), its metrics alone.
 	b.Run("spans", func(b *testing.B) { benchRoundTrip(b, partObserver(b, true, false)) })
 	b.Run("metrics", func(b *testing.B) { benchRoundTrip(b, partObserver(b, false, true)) })
@@ -66,22 +68,22 @@ func newFloorObserver(b *testing.B) *floorObserver {
 	return f
 }
 
-func (f *floorObserver) Begin(ctx context.Context, c askuser.CallInfo) (context.Context, func(askuser.CallEnd)) {
+func (f *floorObserver) Begin(ctx context.Context, c observe.CallInfo) (context.Context, func(observe.CallEnd)) {
 	ctx, span := f.tracer.Start(ctx, "execute_tool "+askuser.ToolName, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		askotel.AttrOperationName.String("execute_tool"), askotel.AttrToolName.String(c.Tool),
 		askotel.AttrToolType.String("function"), askotel.AttrToolCallID.String(c.ID)))
 	began := time.Now()
-	return ctx, func(askuser.CallEnd) {
+	return ctx, func(observe.CallEnd) {
 		span.End()
 		f.runs.Record(context.Background(), time.Since(began).Seconds(), f.byTool)
 	}
 }
 
-func (f *floorObserver) Observe(ctx context.Context, x askuser.Observation) {
+func (f *floorObserver) Observe(ctx context.Context, x observe.Observation) {
 	switch x.What {
-	case askuser.ObservedAsk:
+	case observe.Asked:
 		trace.SpanFromContext(ctx).AddEvent("askuser.delivered")
-	case askuser.ObservedEnd:
+	case observe.Ended:
 		f.waits.Record(ctx, x.Waited.Seconds(), f.byEnd)
 	}
 }
@@ -97,7 +99,7 @@ func BenchmarkWebSocketRoundTrip(b *testing.B) {
 }
 
 // sdkObserver is an observer on the SDK's real providers, with no exporter.
-func sdkObserver(b *testing.B) askuser.Observer {
+func sdkObserver(b *testing.B) observe.Observer {
 	tp := sdktrace.NewTracerProvider()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
@@ -110,7 +112,7 @@ func sdkObserver(b *testing.B) askuser.Observer {
 
 // partObserver is an observer with the SDK's real tracer provider only when spans is
 // set, its real meter provider only when metrics is; the no-op ones otherwise.
-func partObserver(b *testing.B, spans, metrics bool) askuser.Observer {
+func partObserver(b *testing.B, spans, metrics bool) observe.Observer {
 	var opts []askotel.Option
 	if spans {
 		tp := sdktrace.NewTracerProvider()
@@ -133,7 +135,7 @@ func partObserver(b *testing.B, spans, metrics bool) askuser.Observer {
 	return obs
 }
 
-func benchWebSocket(b *testing.B, obs askuser.Observer) {
+func benchWebSocket(b *testing.B, obs observe.Observer) {
 	ctx := context.Background()
 	s := askuser.IntSession(123)
 	hub := wshub.New(&wshub.Options{Authorize: func(*http.Request) ([]askuser.SessionID, error) { return []askuser.SessionID{s}, nil }, Observer: obs, MaxMessagesPerSecond: 1 << 20})
@@ -155,11 +157,11 @@ func benchWebSocket(b *testing.B, obs askuser.Observer) {
 			if err != nil {
 				return
 			}
-			ev, err := askuser.ParseEvent(msg)
-			if err != nil || ev.Type != askuser.EventAsk {
+			ev, err := wire.ParseEvent(msg)
+			if err != nil || ev.Type != wire.EventAsk {
 				continue
 			}
-			var a askuser.AskData
+			var a wire.AskData
 			_ = json.Unmarshal(ev.Data, &a)
 			out, _ := answer(s, a.RequestID, "Yes").Encode()
 			_ = ws.Write(ctx, websocket.MessageText, out)
@@ -180,7 +182,7 @@ func benchWebSocket(b *testing.B, obs askuser.Observer) {
 	}
 }
 
-func benchRoundTrip(b *testing.B, obs askuser.Observer) {
+func benchRoundTrip(b *testing.B, obs observe.Observer) {
 	ctx := context.Background()
 	mt := askusertest.NewTransport()
 	d := askuser.New(mt, &askuser.Options{Observer: obs})
@@ -196,10 +198,10 @@ func benchRoundTrip(b *testing.B, obs askuser.Observer) {
 			if err != nil {
 				return
 			}
-			if ev.Type != askuser.EventAsk {
+			if ev.Type != wire.EventAsk {
 				continue
 			}
-			var a askuser.AskData
+			var a wire.AskData
 			_ = json.Unmarshal(ev.Data, &a)
 			_ = dev.Send(ctx, answer(s, a.RequestID, "Yes"))
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // TestEndedOnAnotherReplica: a question asked on one replica and answered on another,
@@ -71,7 +72,7 @@ func TestEndedOnAnotherReplica(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.Type == askuser.EventAsk {
+		if ev.Type == wire.EventAsk {
 			break
 		}
 	}

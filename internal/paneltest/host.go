@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // The host's side of the adapters' gated tests: three tools of the host's, the Policy
@@ -99,14 +100,14 @@ func (h *Host) EditOnceListed(t testing.TB, arguments string) Decide {
 // DenyOnceListed is a device's [Decide] that denies every approval with the reason
 // "Not now", but only once list_files has run, as [Host.EditOnceListed] edits.
 func (h *Host) DenyOnceListed(t testing.TB) Decide {
-	return h.onceListed(t, func(a askuser.ApprovalData) *askuser.ApprovalResultData {
-		return &askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionDeny, Reason: "Not now", Digest: a.Digest}
+	return h.onceListed(t, func(a wire.ApprovalData) *wire.ApprovalResultData {
+		return &wire.ApprovalResultData{RequestID: a.RequestID, Decision: wire.DecisionDeny, Reason: "Not now", Digest: a.Digest}
 	})
 }
 
 // onceListed is decide, once list_files has run.
 func (h *Host) onceListed(t testing.TB, decide Decide) Decide {
-	return func(a askuser.ApprovalData) *askuser.ApprovalResultData {
+	return func(a wire.ApprovalData) *wire.ApprovalResultData {
 		select {
 		case <-h.listed:
 		case <-time.After(10 * time.Second):
@@ -119,7 +120,7 @@ func (h *Host) onceListed(t testing.TB, decide Decide) Decide {
 // CheckGatedTurn checks what the host ran in the recorded gated turn: list_files with
 // the model's arguments and write_file with the person's edit, each once and under its
 // call id, and drop_table never; and that the device was shown one approval, write_file's.
-func (h *Host) CheckGatedTurn(t testing.TB, approvals <-chan askuser.ApprovalData, listID, writeID string) {
+func (h *Host) CheckGatedTurn(t testing.TB, approvals <-chan wire.ApprovalData, listID, writeID string) {
 	t.Helper()
 	h.checkTurn(t, approvals, listID, writeID, true)
 }
@@ -128,13 +129,13 @@ func (h *Host) CheckGatedTurn(t testing.TB, approvals <-chan askuser.ApprovalDat
 // denied write_file: list_files with the model's arguments, once and under its call id,
 // and neither write_file nor drop_table; and that the device was shown one approval,
 // write_file's.
-func (h *Host) CheckDeniedTurn(t testing.TB, approvals <-chan askuser.ApprovalData, listID, writeID string) {
+func (h *Host) CheckDeniedTurn(t testing.TB, approvals <-chan wire.ApprovalData, listID, writeID string) {
 	t.Helper()
 	h.checkTurn(t, approvals, listID, writeID, false)
 }
 
 // checkTurn is [Host.CheckGatedTurn] when wrote, and [Host.CheckDeniedTurn] when not.
-func (h *Host) checkTurn(t testing.TB, approvals <-chan askuser.ApprovalData, listID, writeID string, wrote bool) {
+func (h *Host) checkTurn(t testing.TB, approvals <-chan wire.ApprovalData, listID, writeID string, wrote bool) {
 	t.Helper()
 	ran := map[string]askuser.ToolCall{}
 	for _, c := range h.Ran() {
@@ -186,7 +187,7 @@ type GatedTurn struct {
 	// then: [WriteFileDenied], or [WriteFileEdited].
 	Denied    bool
 	Written   string
-	approvals <-chan askuser.ApprovalData
+	approvals <-chan wire.ApprovalData
 }
 
 // NewGatedTurn returns the person's side of a gated turn for session, denying

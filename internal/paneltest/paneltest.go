@@ -15,18 +15,19 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 )
 
 // Reply decides what the person's device sends for a question set: answers, a decline,
 // or nothing (nil).
-type Reply func(askuser.AskData) *askuser.ResultData
+type Reply func(wire.AskData) *wire.ResultData
 
 // Pick answers every question with the option of that label, or with the first option
 // when none of the labels is one of its options.
 func Pick(labels ...string) Reply {
-	return func(ask askuser.AskData) *askuser.ResultData {
-		r := &askuser.ResultData{RequestID: ask.RequestID}
+	return func(ask wire.AskData) *wire.ResultData {
+		r := &wire.ResultData{RequestID: ask.RequestID}
 		for _, q := range ask.Questions {
 			label := q.Options[0].Label
 			for _, o := range q.Options {
@@ -43,22 +44,22 @@ func Pick(labels ...string) Reply {
 }
 
 // Decline declines every question set.
-func Decline(ask askuser.AskData) *askuser.ResultData {
-	return &askuser.ResultData{RequestID: ask.RequestID, Declined: true}
+func Decline(ask wire.AskData) *wire.ResultData {
+	return &wire.ResultData{RequestID: ask.RequestID, Declined: true}
 }
 
 // Silent never replies.
-func Silent(askuser.AskData) *askuser.ResultData { return nil }
+func Silent(wire.AskData) *wire.ResultData { return nil }
 
 // Decide decides what the person's device sends for an approval: a decision, or nothing
 // (nil).
-type Decide func(askuser.ApprovalData) *askuser.ApprovalResultData
+type Decide func(wire.ApprovalData) *wire.ApprovalResultData
 
 // Edit decides every approval with an edit to arguments, sending back the approval's
 // digest as the panel does.
 func Edit(arguments string) Decide {
-	return func(a askuser.ApprovalData) *askuser.ApprovalResultData {
-		return &askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionEdit, Arguments: json.RawMessage(arguments), Digest: a.Digest}
+	return func(a wire.ApprovalData) *wire.ApprovalResultData {
+		return &wire.ApprovalResultData{RequestID: a.RequestID, Decision: wire.DecisionEdit, Arguments: json.RawMessage(arguments), Digest: a.Digest}
 	}
 }
 
@@ -66,7 +67,7 @@ func Edit(arguments string) Decide {
 // that asks through it, and one device of the session on a real WebSocket that replies
 // to every question as told. Every question the device is shown is sent on asked.
 // Everything is closed when the test ends.
-func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer Reply) (*askuser.Dispatcher, <-chan askuser.AskData) {
+func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer Reply) (*askuser.Dispatcher, <-chan wire.AskData) {
 	t.Helper()
 	d, asked, _ := NewGated(t, session, opts, answer, nil)
 	return d, asked
@@ -75,7 +76,7 @@ func New(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer 
 // NewGated is [New] with a device that also decides every approval it is shown, as
 // decide says (nil: it decides none); every approval it is shown is sent on approvals,
 // before it decides. opts should hold the Policy that gates the host's tools.
-func NewGated(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer Reply, decide Decide) (*askuser.Dispatcher, <-chan askuser.AskData, <-chan askuser.ApprovalData) {
+func NewGated(t testing.TB, session askuser.SessionID, opts *askuser.Options, answer Reply, decide Decide) (*askuser.Dispatcher, <-chan wire.AskData, <-chan wire.ApprovalData) {
 	t.Helper()
 	hub := wshub.New(&wshub.Options{Authorize: func(*http.Request) ([]askuser.SessionID, error) {
 		return []askuser.SessionID{session}, nil
@@ -88,8 +89,8 @@ func NewGated(t testing.TB, session askuser.SessionID, opts *askuser.Options, an
 	if err != nil {
 		t.Fatal(err)
 	}
-	asked := make(chan askuser.AskData, 16)
-	approvals := make(chan askuser.ApprovalData, 16)
+	asked := make(chan wire.AskData, 16)
+	approvals := make(chan wire.ApprovalData, 16)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -98,14 +99,14 @@ func NewGated(t testing.TB, session askuser.SessionID, opts *askuser.Options, an
 			if err != nil {
 				return
 			}
-			ev, err := askuser.ParseEvent(msg)
+			ev, err := wire.ParseEvent(msg)
 			if err != nil {
 				continue
 			}
-			var out askuser.Event
+			var out wire.Event
 			switch ev.Type {
-			case askuser.EventAsk:
-				var ask askuser.AskData
+			case wire.EventAsk:
+				var ask wire.AskData
 				if err := json.Unmarshal(ev.Data, &ask); err != nil {
 					t.Errorf("the device got an ask it cannot read: %v", err)
 					continue
@@ -115,9 +116,9 @@ func NewGated(t testing.TB, session askuser.SessionID, opts *askuser.Options, an
 				if data == nil {
 					continue
 				}
-				out, err = askuser.NewEvent(askuser.EventResult, session, data)
-			case askuser.EventApproval:
-				var a askuser.ApprovalData
+				out, err = wire.NewEvent(wire.EventResult, session, data)
+			case wire.EventApproval:
+				var a wire.ApprovalData
 				if err := json.Unmarshal(ev.Data, &a); err != nil {
 					t.Errorf("the device got an approval it cannot read: %v", err)
 					continue
@@ -130,7 +131,7 @@ func NewGated(t testing.TB, session askuser.SessionID, opts *askuser.Options, an
 				if data == nil {
 					continue
 				}
-				out, err = askuser.NewEvent(askuser.EventApprovalResult, session, data)
+				out, err = wire.NewEvent(wire.EventApprovalResult, session, data)
 			default:
 				continue
 			}
@@ -160,9 +161,9 @@ func NewGated(t testing.TB, session askuser.SessionID, opts *askuser.Options, an
 // shown as decide says, with the approval's request id and digest filled in when the
 // decision leaves them empty, and every approval it is shown is sent on shown. It
 // answers no question.
-func NewApprover(t testing.TB, session askuser.SessionID, opts *askuser.Options, decide Decide) (*askuser.Dispatcher, <-chan askuser.ApprovalData) {
+func NewApprover(t testing.TB, session askuser.SessionID, opts *askuser.Options, decide Decide) (*askuser.Dispatcher, <-chan wire.ApprovalData) {
 	t.Helper()
-	d, _, shown := NewGated(t, session, opts, Silent, func(a askuser.ApprovalData) *askuser.ApprovalResultData {
+	d, _, shown := NewGated(t, session, opts, Silent, func(a wire.ApprovalData) *wire.ApprovalResultData {
 		dec := decide(a)
 		if dec != nil {
 			if dec.RequestID == "" {

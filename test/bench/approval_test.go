@@ -7,6 +7,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // BenchmarkApprovalRoundTrip is one tool call approved by the person, end to end,
@@ -63,18 +64,18 @@ func approveAll(ctx context.Context, dev *askusertest.Device) {
 		if err != nil {
 			return
 		}
-		if ev.Type != askuser.EventApproval {
+		if ev.Type != wire.EventApproval {
 			continue
 		}
-		var a askuser.ApprovalData
+		var a wire.ApprovalData
 		if err := json.Unmarshal(ev.Data, &a); err != nil {
 			panic(err)
 		}
-		data, err := json.Marshal(askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionApprove, Digest: a.Digest})
+		data, err := json.Marshal(wire.ApprovalResultData{RequestID: a.RequestID, Decision: wire.DecisionApprove, Digest: a.Digest})
 		if err != nil {
 			panic(err)
 		}
-		if err := dev.Send(ctx, askuser.Event{Type: askuser.EventApprovalResult, SessionID: dev.Session(), Data: data}); err != nil {
+		if err := dev.Send(ctx, wire.Event{Type: wire.EventApprovalResult, SessionID: dev.Session(), Data: data}); err != nil {
 			panic(err)
 		}
 	}

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // typicalArgs is one single-select question of three options, as a model emits it.
 var typicalArgs = []byte(`{"questions":[{"question":"Which framework should we use for the new module?","header":"Framework","options":[{"label":"Vue 3 (Recommended)","description":"Composition API + TypeScript, matches existing stack"},{"label":"React","description":"Larger ecosystem but different from current codebase"},{"label":"Svelte","description":"Smallest bundles, least familiar to the team"}],"multiSelect":false}]}`)
 
 // The most questions a call may ask, and options a question may have (schema/input.json).
-const maxQuestions, maxOptions = askuser.MaxQuestions, askuser.MaxOptions
+const maxQuestions, maxOptions = wire.MaxQuestions, wire.MaxOptions
 
 // preview is a markdown preview of about 300 bytes, the size of a small code mock-up.
 const preview = "```go\nfunc (s *Server) Handle(w http.ResponseWriter, r *http.Request) {\n\tctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)\n\tdefer cancel()\n\tres, err := s.store.Get(ctx, r.PathValue(\"id\"))\n\tif err != nil {\n\t\thttp.Error(w, err.Error(), http.StatusNotFound)\n\t\treturn\n\t}\n\tjson.NewEncoder(w).Encode(res)\n}\n```"
@@ -54,9 +55,9 @@ var (
 	// maxArgs: the same shape with previews grown to just under the 256 KiB bound.
 	maxArgs = func() []byte {
 		// Escaping makes the encoding longer than the previews; shrink until it fits.
-		n := askuser.MaxArgumentsBytes / (maxQuestions * maxOptions)
+		n := wire.MaxArgumentsBytes / (maxQuestions * maxOptions)
 		for {
-			if b := mustJSON(fourQuestions(n)); len(b) <= askuser.MaxArgumentsBytes {
+			if b := mustJSON(fourQuestions(n)); len(b) <= wire.MaxArgumentsBytes {
 				return b
 			}
 			n -= 64
@@ -69,7 +70,7 @@ func TestFixturesAreValid(t *testing.T) {
 		if _, err := askuser.ParseArguments(args); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
-		if len(args) > askuser.MaxArgumentsBytes {
+		if len(args) > wire.MaxArgumentsBytes {
 			t.Errorf("%s: %d bytes", name, len(args))
 		}
 	}

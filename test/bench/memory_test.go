@@ -11,6 +11,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/observe"
 )
 
 const pendingN = 100_000
@@ -45,7 +46,7 @@ func BenchmarkPendingMemory(b *testing.B) {
 			var asked atomic.Int64
 			allAsked := make(chan struct{})
 			mt := askusertest.NewTransport() // no device: the ask goes nowhere and waits
-			d := askuser.New(mt, &askuser.Options{Observer: askuser.Hooks{OnAsk: func(askuser.Asked) {
+			d := askuser.New(mt, &askuser.Options{Observer: observe.Hooks{OnAsk: func(observe.Observation) {
 				if asked.Add(1) == pendingN {
 					close(allAsked)
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -74,14 +75,14 @@ func answerAsks(ctx context.Context, dev *askusertest.Device) {
 		if err != nil {
 			return
 		}
-		if ev.Type != askuser.EventAsk {
+		if ev.Type != wire.EventAsk {
 			continue // the resolution event, or anything else: nothing to do
 		}
-		var ask askuser.AskData
+		var ask wire.AskData
 		if err := json.Unmarshal(ev.Data, &ask); err != nil {
 			panic(err)
 		}
-		res := askuser.ResultData{RequestID: ask.RequestID}
+		res := wire.ResultData{RequestID: ask.RequestID}
 		for _, q := range ask.Questions {
 			res.Answers = append(res.Answers, askuser.Answer{Question: q.Question, SelectedLabels: []string{q.Options[0].Label}})
 		}
@@ -89,7 +90,7 @@ func answerAsks(ctx context.Context, dev *askusertest.Device) {
 		if err != nil {
 			panic(err)
 		}
-		if err := dev.Send(ctx, askuser.Event{Type: askuser.EventResult, SessionID: dev.Session(), Data: data}); err != nil {
+		if err := dev.Send(ctx, wire.Event{Type: wire.EventResult, SessionID: dev.Session(), Data: data}); err != nil {
 			panic(err)
 		}
 	}

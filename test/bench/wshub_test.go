@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
 )
@@ -251,7 +252,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // typical question, as a browser panel would after a click, until the connection ends.
 func wsDevice(ctx context.Context, c *websocket.Conn, session int) {
 	defer c.CloseNow()
-	prefix := []byte(fmt.Sprintf(`{"type":%q,"sessionId":%d,"data":{"requestId":`, askuser.EventResult, session))
+	prefix := []byte(fmt.Sprintf(`{"type":%q,"sessionId":%d,"data":{"requestId":`, wire.EventResult, session))
 	suffix := []byte(`,"answers":[{"question":"Which framework should we use for the new module?","selectedLabels":["Vue 3 (Recommended)"],"customInput":null}]}}`)
 	var out []byte
 	for {
@@ -268,7 +269,7 @@ func wsDevice(ctx context.Context, c *websocket.Conn, session int) {
 		if err := json.Unmarshal(msg, &ev); err != nil {
 			panic(err)
 		}
-		if ev.Type != askuser.EventAsk {
+		if ev.Type != wire.EventAsk {
 			continue
 		}
 		out = append(strconv.AppendQuote(append(out[:0], prefix...), ev.Data.RequestID), suffix...)

@@ -21,6 +21,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 )
 
@@ -262,7 +263,7 @@ func hubFrame(base string) ([]byte, error) {
 				RequestID string `json:"requestId"`
 			} `json:"data"`
 		}
-		if json.Unmarshal(msg, &ev) != nil || ev.Type != askuser.EventAsk {
+		if json.Unmarshal(msg, &ev) != nil || ev.Type != wire.EventAsk {
 			continue
 		}
 		answer := fmt.Sprintf(`{"type":"ask_user_questions_result","data":{"requestId":%q,"answers":[{"question":"Which framework should we use for the new module?","selectedLabels":["React"]}]}}`, ev.Data.RequestID)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 )
 
@@ -570,14 +571,14 @@ func TestEveryPageHasAnIcon(t *testing.T) {
 	expires := time.Now().Add(time.Hour)
 	lt := newTab(t)
 	lrs := lt.recordResponses()
-	lt.do("opening the answer link", chromedp.Navigate(links.Answer(askuser.ParseSessionID(session), id, expires)))
+	lt.do("opening the answer link", chromedp.Navigate(links.Answer(wire.ParseSessionID(session), id, expires)))
 	lt.newestApproval("")
 	lt.checkIcon("an answer link's page")
-	lt.do("opening the action link", chromedp.Navigate(links.Action(askuser.ParseSessionID(session), id, "deny", expires)))
+	lt.do("opening the action link", chromedp.Navigate(links.Action(wire.ParseSessionID(session), id, "deny", expires)))
 	lt.checkIcon("an action link's page")
 	lt.do("denying", chromedp.Click(chromedp.CSS(".askuser-link-deny")), chromedp.WaitNotPresent(chromedp.CSS("form")))
 	waitFor[bool](lt, "the decision", `document.body.textContent.includes("Denied.")`)
-	lt.do("opening the answer link again", chromedp.Navigate(links.Answer(askuser.ParseSessionID(session), id, expires)))
+	lt.do("opening the answer link again", chromedp.Navigate(links.Answer(wire.ParseSessionID(session), id, expires)))
 	waitFor[bool](lt, "the ended page", `document.body.textContent.includes("This tool call was denied.")`)
 	lt.checkIcon("an ended link's page")
 
@@ -624,7 +625,7 @@ func TestAnswerLinkPageOnAPhone(t *testing.T) {
 
 			lt := newTab(t)
 			lt.viewport(size.w, size.h, size.mobile)
-			lt.do("opening the answer link", chromedp.Navigate(links.Answer(askuser.ParseSessionID(session), id, time.Now().Add(time.Hour))))
+			lt.do("opening the answer link", chromedp.Navigate(links.Answer(wire.ParseSessionID(session), id, time.Now().Add(time.Hour))))
 			if got := lt.newestPanel(); got != id {
 				t.Fatalf("the link's page shows %q, want %q", got, id)
 			}

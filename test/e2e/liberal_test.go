@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -214,8 +215,8 @@ func TestLongHeaderAndManyOptions(t *testing.T) {
 // TestLongHeaderOnTheLinkPage: the answer link's page, on a phone, shows the same call
 // as well (see checkChips), and is answered there.
 func TestLongHeaderOnTheLinkPage(t *testing.T) {
-	_, _, id, b := askUnwatched(t, askuser.EventAsk, "/ask "+liberalArgs(t))
-	if b.Type != askuser.EventAsk || b.RequestID != id {
+	_, _, id, b := askUnwatched(t, wire.EventAsk, "/ask "+liberalArgs(t))
+	if b.Type != wire.EventAsk || b.RequestID != id {
 		t.Fatalf("webhook %+v", b)
 	}
 	for _, size := range []struct{ w, h int64 }{{390, 844}, {320, 800}} {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 )
 
@@ -61,7 +62,7 @@ func (ls *linkServer) approval(t *testing.T, call askuser.ToolCall, o askuser.Ap
 	go func() { done <- ls.d.ApproveWith(ctx, call, o) }()
 	t.Cleanup(func() { cancel(); <-done })
 	deadline := time.Now().Add(actionTimeout)
-	for !slices.ContainsFunc(ls.d.PendingApprovals(call.Session), func(a askuser.ApprovalData) bool { return a.RequestID == call.ID }) {
+	for !slices.ContainsFunc(ls.d.PendingApprovals(call.Session), func(a wire.ApprovalData) bool { return a.RequestID == call.ID }) {
 		select {
 		case r := <-done:
 			t.Fatalf("the approval of %q ended at once: %+v", call.Name, r)
@@ -71,7 +72,7 @@ func (ls *linkServer) approval(t *testing.T, call askuser.ToolCall, o askuser.Ap
 			t.Fatalf("the approval of %q is not pending", call.Name)
 		}
 	}
-	return ls.links.Action(call.Session, call.ID, askuser.DecisionApprove, time.Now().Add(time.Hour))
+	return ls.links.Action(call.Session, call.ID, wire.DecisionApprove, time.Now().Add(time.Hour))
 }
 
 // linkPage is what an action link's confirmation page shows and holds, once its script
@@ -182,10 +183,10 @@ func TestActionLinkShowsHostileCallsAsText(t *testing.T) {
 	g := tb.guard(ls.srv.URL + "/")
 	session := askuser.IntSession(77)
 	for i, p := range texts {
-		name := cut(p, askuser.MaxRequestIDBytes)
+		name := cut(p, wire.MaxRequestIDBytes)
 		call := askuser.ToolCall{Session: session, ID: fmt.Sprintf("x%03d", i), Name: name,
 			Arguments: json.RawMessage(`{` + jsonString(p) + `:` + jsonString(p) + `}`)}
-		link := ls.approval(t, call, askuser.ApprovalOptions{Tool: &askuser.Tool{Description: p}, Source: &askuser.ToolSource{Server: p, Title: p}})
+		link := ls.approval(t, call, askuser.ApprovalOptions{Tool: &askuser.Tool{Description: p}, Source: &wire.ToolSource{Server: p, Title: p}})
 		tb.do("opening the confirmation page of "+call.ID, chromedp.Navigate(link))
 		got := tb.readLinkPage()
 		what := fmt.Sprintf("text %d %q", i, p)
@@ -211,7 +212,7 @@ func TestActionLinkShowsHostileCallsAsText(t *testing.T) {
 
 	// The issue's example, as a person reads it: the name without the override, the
 	// arguments with it escaped; and arguments that are not JSON, as their text.
-	tb.do("opening the first page again", chromedp.Navigate(ls.links.Action(session, "x000", askuser.DecisionApprove, time.Now().Add(time.Hour))))
+	tb.do("opening the first page again", chromedp.Navigate(ls.links.Action(session, "x000", wire.DecisionApprove, time.Now().Add(time.Hour))))
 	got := tb.readLinkPage()
 	if got.Tool != "send_invoice gnp.exe" || !slices.Equal(got.Keys, []string{`"send_invoice \u202egnp.exe"`}) {
 		t.Errorf("the bidi example shows as %q, %q", got.Tool, got.Keys)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // Limits of one session's agent.
@@ -22,7 +23,7 @@ const (
 	maxHistory      = 300
 	maxHistoryBytes = 256 << 10
 	// maxMessageBytes bounds a message: enough for /ask with the largest valid arguments.
-	maxMessageBytes = askuser.MaxArgumentsBytes + 1024
+	maxMessageBytes = wire.MaxArgumentsBytes + 1024
 )
 
 // asker is what the agent needs of an [askuser.Dispatcher].
@@ -42,7 +43,7 @@ type agent struct {
 	session askuser.SessionID
 	tools   asker
 	// send delivers an event to every device of the session; it must not block for long.
-	send func(askuser.Event) error
+	send func(wire.Event) error
 	// newCallID makes the id of each tool call, as a model would; it becomes the requestId.
 	newCallID func() string
 	// parent ends every run when the server shuts down; spawn runs a run's goroutine, or
@@ -62,10 +63,10 @@ type agent struct {
 	historyBytes int
 	// historyEvent is the EventHistory of history, built on the first replay after a
 	// publish and shared by every device that connects until the next one.
-	historyEvent *askuser.Event
+	historyEvent *wire.Event
 }
 
-func newAgent(parent context.Context, spawn func(func()) bool, session askuser.SessionID, tools asker, send func(askuser.Event) error) *agent {
+func newAgent(parent context.Context, spawn func(func()) bool, session askuser.SessionID, tools asker, send func(wire.Event) error) *agent {
 	return &agent{
 		session:   session,
 		tools:     tools,
@@ -91,7 +92,7 @@ func (a *agent) publish(typ string, data map[string]any) {
 	defer a.pub.Unlock()
 	a.seq++
 	data["seq"] = a.seq
-	ev, err := askuser.NewEvent(typ, a.session, data)
+	ev, err := wire.NewEvent(typ, a.session, data)
 	if err != nil {
 		return // every value published here encodes
 	}
@@ -115,7 +116,7 @@ func (a *agent) publish(typ string, data map[string]any) {
 // It holds the publishing lock meanwhile, so that the history and the live events that
 // follow it reach the device in order; the status events in it tell the current state.
 // The history event is built once and shared until the next event is published.
-func (a *agent) replay(send func(askuser.Event) error) error {
+func (a *agent) replay(send func(wire.Event) error) error {
 	a.pub.Lock()
 	defer a.pub.Unlock()
 	if a.historyEvent == nil {
@@ -128,7 +129,7 @@ func (a *agent) replay(send func(askuser.Event) error) error {
 			data = append(data, b...)
 		}
 		data = append(data, "]}"...)
-		a.historyEvent = &askuser.Event{Type: EventHistory, SessionID: a.session, Data: data}
+		a.historyEvent = &wire.Event{Type: EventHistory, SessionID: a.session, Data: data}
 	}
 	return send(*a.historyEvent)
 }
@@ -161,10 +162,10 @@ func (a *agent) publishStatus(state string, queued int) {
 func (a *agent) message(text string) error {
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return fmt.Errorf("%w: empty message", askuser.ErrMalformedEvent)
+		return fmt.Errorf("%w: empty message", wire.ErrMalformedEvent)
 	}
 	if len(text) > maxMessageBytes {
-		return fmt.Errorf("%w: message longer than %d bytes", askuser.ErrMalformedEvent, maxMessageBytes)
+		return fmt.Errorf("%w: message longer than %d bytes", wire.ErrMalformedEvent, maxMessageBytes)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // rig is an agent on a real dispatcher over the in-memory transport, with one device.
@@ -43,7 +44,7 @@ func newRig(t *testing.T, timeout time.Duration) *rig {
 		}()
 		return true
 	}
-	a := newAgent(ctx, spawn, session, d, func(ev askuser.Event) error {
+	a := newAgent(ctx, spawn, session, d, func(ev wire.Event) error {
 		return tr.Send(context.Background(), ev)
 	})
 	var n atomic.Int64
@@ -59,7 +60,7 @@ func newRig(t *testing.T, timeout time.Duration) *rig {
 }
 
 // next returns the next event of type typ the device gets, skipping others.
-func (r *rig) next(t *testing.T, typ string) askuser.Event {
+func (r *rig) next(t *testing.T, typ string) wire.Event {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -77,7 +78,7 @@ func (r *rig) next(t *testing.T, typ string) askuser.Event {
 }
 
 // data decodes an event's data into a map.
-func data(t *testing.T, ev askuser.Event) map[string]any {
+func data(t *testing.T, ev wire.Event) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(ev.Data, &m); err != nil {
@@ -99,7 +100,7 @@ func (r *rig) nextSaying(t *testing.T, sub string) string {
 
 func (r *rig) answer(t *testing.T, requestID string, answers ...askuser.Answer) {
 	t.Helper()
-	ev, err := askuser.NewEvent(askuser.EventResult, r.dev.Session(), askuser.ResultData{RequestID: requestID, Answers: answers})
+	ev, err := wire.NewEvent(wire.EventResult, r.dev.Session(), wire.ResultData{RequestID: requestID, Answers: answers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,16 +111,16 @@ func (r *rig) answer(t *testing.T, requestID string, answers ...askuser.Answer) 
 
 func (r *rig) decline(t *testing.T, requestID string) {
 	t.Helper()
-	ev, _ := askuser.NewEvent(askuser.EventResult, r.dev.Session(), askuser.ResultData{RequestID: requestID, Declined: true})
+	ev, _ := wire.NewEvent(wire.EventResult, r.dev.Session(), wire.ResultData{RequestID: requestID, Declined: true})
 	if err := r.dev.Send(context.Background(), ev); err != nil {
 		t.Fatalf("decline refused: %v", err)
 	}
 }
 
-func (r *rig) ask(t *testing.T) askuser.AskData {
+func (r *rig) ask(t *testing.T) wire.AskData {
 	t.Helper()
-	var a askuser.AskData
-	if err := json.Unmarshal(r.next(t, askuser.EventAsk).Data, &a); err != nil {
+	var a wire.AskData
+	if err := json.Unmarshal(r.next(t, wire.EventAsk).Data, &a); err != nil {
 		t.Fatal(err)
 	}
 	return a
@@ -214,7 +215,7 @@ func TestTourAsksEveryKindAndReportsExactResults(t *testing.T) {
 	if ap.Tool != toolDeleteBranch || string(ap.Arguments) != `{"name":"feature/old-login"}` || ap.RequestID != "call_6" {
 		t.Fatalf("approval = %+v", ap)
 	}
-	r.decide(t, askuser.ApprovalResultData{RequestID: ap.RequestID, Decision: askuser.DecisionApprove, Digest: ap.Digest})
+	r.decide(t, wire.ApprovalResultData{RequestID: ap.RequestID, Decision: wire.DecisionApprove, Digest: ap.Digest})
 	if res = r.result(t); res["content"] != `{"deleted":"feature/old-login"}` || res["outcome"] != "approved" || res["isError"] != false {
 		t.Fatalf("delete_branch result = %v", res)
 	}
@@ -281,7 +282,7 @@ func TestCancelEndsTheQuestionAndDropsTheQueue(t *testing.T) {
 	defer cancel()
 	var said []string
 	var res map[string]any
-	var resolved *askuser.ResolvedData
+	var resolved *wire.ResolvedData
 	for {
 		ev, err := r.dev.Recv(ctx)
 		if err != nil {
@@ -293,8 +294,8 @@ func TestCancelEndsTheQuestionAndDropsTheQueue(t *testing.T) {
 		if ev.Type == EventToolResult {
 			res = data(t, ev)
 		}
-		if ev.Type == askuser.EventResolved {
-			resolved = new(askuser.ResolvedData)
+		if ev.Type == wire.EventResolved {
+			resolved = new(wire.ResolvedData)
 			if err := json.Unmarshal(ev.Data, resolved); err != nil {
 				t.Fatal(err)
 			}
@@ -412,12 +413,12 @@ func TestReplayIsTheHistoryInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.ask(t)
-	var got askuser.Event
-	if err := r.a.replay(func(ev askuser.Event) error { got = ev; return nil }); err != nil {
+	var got wire.Event
+	if err := r.a.replay(func(ev wire.Event) error { got = ev; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	var h struct {
-		Events []askuser.Event `json:"events"`
+		Events []wire.Event `json:"events"`
 	}
 	if got.Type != EventHistory || json.Unmarshal(got.Data, &h) != nil {
 		t.Fatalf("replay sent %s %s", got.Type, got.Data)
@@ -433,7 +434,7 @@ func TestReplayIsTheHistoryInOrder(t *testing.T) {
 		types = append(types, ev.Type)
 	}
 	joined := strings.Join(types, ",")
-	if !strings.HasPrefix(joined, "user_message,") || !strings.Contains(joined, "tool_call") || strings.Contains(joined, askuser.EventAsk) {
+	if !strings.HasPrefix(joined, "user_message,") || !strings.Contains(joined, "tool_call") || strings.Contains(joined, wire.EventAsk) {
 		t.Fatalf("history types = %s", joined)
 	}
 }
@@ -497,11 +498,11 @@ func TestHistoryIsBounded(t *testing.T) {
 		r.a.say("short")
 	}
 	r.a.say("newest " + big)
-	var first, second askuser.Event
-	if err := r.a.replay(func(ev askuser.Event) error { first = ev; return nil }); err != nil {
+	var first, second wire.Event
+	if err := r.a.replay(func(ev wire.Event) error { first = ev; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.a.replay(func(ev askuser.Event) error { second = ev; return nil }); err != nil {
+	if err := r.a.replay(func(ev wire.Event) error { second = ev; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(first.Data) > maxHistoryBytes+maxHistory+16 {
@@ -511,7 +512,7 @@ func TestHistoryIsBounded(t *testing.T) {
 		t.Error("the history was built again for a second device with nothing new")
 	}
 	var h struct {
-		Events []askuser.Event `json:"events"`
+		Events []wire.Event `json:"events"`
 	}
 	if err := json.Unmarshal(first.Data, &h); err != nil {
 		t.Fatal(err)
@@ -523,15 +524,15 @@ func TestHistoryIsBounded(t *testing.T) {
 		t.Fatalf("the newest event is not kept last: %.20s", last)
 	}
 	r.a.say("one more")
-	var third askuser.Event
-	_ = r.a.replay(func(ev askuser.Event) error { third = ev; return nil })
+	var third wire.Event
+	_ = r.a.replay(func(ev wire.Event) error { third = ev; return nil })
 	if !strings.Contains(string(third.Data), "one more") {
 		t.Error("a new event did not make it into the history")
 	}
 	// An event bigger than the whole budget is sent but not kept.
 	r.a.say(strings.Repeat("y", maxHistoryBytes))
-	var fourth askuser.Event
-	_ = r.a.replay(func(ev askuser.Event) error { fourth = ev; return nil })
+	var fourth wire.Event
+	_ = r.a.replay(func(ev wire.Event) error { fourth = ev; return nil })
 	if strings.Contains(string(fourth.Data), "yyyy") {
 		t.Error("an event over the budget was kept")
 	}

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/notify"
 )
 
@@ -52,7 +51,7 @@ func (f *NotifyFlags) Apply(opts *Options, listening string, logw io.Writer) err
 // logw (nil without it). The random secret made without -notify-secret is made once and
 // kept in f, so that every replica of one process shares it: a link made on one is
 // answered on any.
-func (f *NotifyFlags) Make(listening string, logw io.Writer) (*notify.Links, askuser.Notifier, error) {
+func (f *NotifyFlags) Make(listening string, logw io.Writer) (*notify.Links, notify.Notifier, error) {
 	if f.Secret == "" {
 		var b [32]byte
 		_, _ = rand.Read(b[:])
@@ -80,7 +79,7 @@ type loggingNotifier struct {
 	hook *notify.Webhook
 }
 
-func (n *loggingNotifier) Notify(ctx context.Context, x askuser.Notice) error {
+func (n *loggingNotifier) Notify(ctx context.Context, x notify.Notice) error {
 	b := n.hook.BodyOf(x)
 	n.mu.Lock()
 	fmt.Fprintf(n.out, "notify: %s %q waits in session %s\n  answer: %s\n", b.Type, x.Title, x.Session, b.URL)

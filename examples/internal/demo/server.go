@@ -22,6 +22,8 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/notify"
+	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 )
 
@@ -79,12 +81,12 @@ type Options struct {
 	// Notifier, NotifyAfter and Links reach a person who is not looking (docs/NOTIFY.md):
 	// the dispatcher's notifier and its delay, and the links it sends, whose pages are
 	// served under /askuser/links/ (Links.BaseURL must end so). Default: none.
-	Notifier    askuser.Notifier
+	Notifier    notify.Notifier
 	NotifyAfter time.Duration
 	Links       *notify.Links
 	// Observer is told of the dispatcher's and the hub's calls, requests and devices
 	// (package askotel has one). Default: none.
-	Observer askuser.Observer
+	Observer observe.Observer
 }
 
 // ContentSecurityPolicy is the policy the demo page is served with: scripts, styles and
@@ -178,7 +180,7 @@ func authorize(r *http.Request) ([]askuser.SessionID, error) {
 		return nil, errors.New("demo: the URL needs ?session=ID (at most 128 characters)")
 	}
 	// A decimal id becomes a numeric session: it is a number in every event.
-	return []askuser.SessionID{askuser.ParseSessionID(raw)}, nil
+	return []askuser.SessionID{wire.ParseSessionID(raw)}, nil
 }
 
 // ServeHTTP serves the page, the panel's files and the WebSocket.
@@ -233,7 +235,7 @@ func (s *Server) agent(session askuser.SessionID) *agent {
 	if len(s.agents) >= s.opts.MaxSessions {
 		s.evictLocked()
 	}
-	a := newAgent(s.ctx, s.spawn, session, s.d, func(ev askuser.Event) error {
+	a := newAgent(s.ctx, s.spawn, session, s.d, func(ev wire.Event) error {
 		return s.hub.Send(context.Background(), ev)
 	})
 	s.agents[session] = a
@@ -284,9 +286,9 @@ type transport struct {
 	sent func(askuser.SessionID)
 }
 
-func (t transport) Send(ctx context.Context, ev askuser.Event) error {
+func (t transport) Send(ctx context.Context, ev wire.Event) error {
 	err := t.Hub.Send(ctx, ev)
-	if err == nil && ev.Type == askuser.EventApproval {
+	if err == nil && ev.Type == wire.EventApproval {
 		t.sent(ev.SessionID)
 	}
 	return err
@@ -306,7 +308,7 @@ func (s *Server) approvalSent(session askuser.SessionID) {
 func (s *Server) onConnect(c *wshub.Conn) {
 	for _, session := range c.Sessions() {
 		s.log.Info("device connected", "session", session.String())
-		if err := s.agent(session).replay(func(ev askuser.Event) error {
+		if err := s.agent(session).replay(func(ev wire.Event) error {
 			return c.Send(context.Background(), ev)
 		}); err != nil {
 			s.log.Warn("history not sent", "session", session.String(), "err", err)
@@ -321,7 +323,7 @@ func (s *Server) onDisconnect(c *wshub.Conn, err error) {
 }
 
 // onEvent takes the demo's own events from a device; the hub has checked the session.
-func (s *Server) onEvent(ctx context.Context, c *wshub.Conn, ev askuser.Event) error {
+func (s *Server) onEvent(ctx context.Context, c *wshub.Conn, ev wire.Event) error {
 	switch ev.Type {
 	case EventUserMessage:
 		var data struct {
@@ -330,12 +332,12 @@ func (s *Server) onEvent(ctx context.Context, c *wshub.Conn, ev askuser.Event) e
 		dec := json.NewDecoder(bytes.NewReader(ev.Data))
 		dec.DisallowUnknownFields()
 		if len(ev.Data) == 0 || dec.Decode(&data) != nil {
-			return fmt.Errorf(`%w: user_message data must be {"text": "..."}`, askuser.ErrMalformedEvent)
+			return fmt.Errorf(`%w: user_message data must be {"text": "..."}`, wire.ErrMalformedEvent)
 		}
 		return s.agent(ev.SessionID).message(data.Text)
 	case EventCancel:
 		s.agent(ev.SessionID).cancel()
 		return nil
 	}
-	return fmt.Errorf("%w: %q (the demo takes user_message and cancel)", askuser.ErrUnsupportedEvent, ev.Type)
+	return fmt.Errorf("%w: %q (the demo takes user_message and cancel)", wire.ErrUnsupportedEvent, ev.Type)
 }

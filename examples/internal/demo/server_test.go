@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/coder/websocket"
 )
 
@@ -80,7 +81,7 @@ func (d *device) next(typ string) []byte {
 		if err != nil {
 			d.t.Fatalf("waiting for %s: %v", typ, err)
 		}
-		ev, err := askuser.ParseEvent(msg)
+		ev, err := wire.ParseEvent(msg)
 		if err != nil {
 			d.t.Fatalf("server sent %s: %v", msg, err)
 		}
@@ -103,9 +104,9 @@ func TestServerRunsTheAgentOverWebSockets(t *testing.T) {
 		t.Fatalf("echo = %s", msg)
 	}
 	var ask struct {
-		Data askuser.AskData `json:"data"`
+		Data wire.AskData `json:"data"`
 	}
-	if err := json.Unmarshal(d.next(askuser.EventAsk), &ask); err != nil {
+	if err := json.Unmarshal(d.next(wire.EventAsk), &ask); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(ask.Data.RequestID, "call_") || ask.Data.ExpiresAt.IsZero() {
@@ -114,7 +115,7 @@ func TestServerRunsTheAgentOverWebSockets(t *testing.T) {
 
 	// A second device connecting meanwhile is shown the pending question and the history.
 	d2 := dial(t, hs, "42")
-	if msg := d2.next(askuser.EventAsk); !bytes.Contains(msg, []byte(ask.Data.RequestID)) {
+	if msg := d2.next(wire.EventAsk); !bytes.Contains(msg, []byte(ask.Data.RequestID)) {
 		t.Fatalf("second device got %s", msg)
 	}
 	if msg := d2.next(EventHistory); !bytes.Contains(msg, []byte(`"type":"tool_call"`)) {
@@ -123,12 +124,12 @@ func TestServerRunsTheAgentOverWebSockets(t *testing.T) {
 
 	// A bad answer is refused to the sender alone and the question stays open.
 	d.send(`{"type":"ask_user_questions_result","sessionId":42,"data":{"requestId":"` + ask.Data.RequestID + `","answers":[{"question":"nope","selectedLabels":["React"],"customInput":null}]}}`)
-	if msg := d.next(askuser.EventError); !bytes.Contains(msg, []byte(`"code":"invalid_answer"`)) {
+	if msg := d.next(wire.EventError); !bytes.Contains(msg, []byte(`"code":"invalid_answer"`)) {
 		t.Fatalf("error = %s", msg)
 	}
 	d.send(`{"type":"ask_user_questions_result","sessionId":42,"data":{"requestId":"` + ask.Data.RequestID + `","answers":[{"question":"Which framework should we use for the new module?","selectedLabels":["React"],"customInput":null}]}}`)
 	for _, dev := range []*device{d, d2} {
-		dev.next(askuser.EventResolved)
+		dev.next(wire.EventResolved)
 		var res struct {
 			Data struct {
 				RequestID string `json:"requestId"`
@@ -162,7 +163,7 @@ func TestServerRefusals(t *testing.T) {
 		{`{"type":"user_message","sessionId":"other","data":{"text":"hi"}}`, "forbidden"},
 	} {
 		d.send(tc.msg)
-		if msg := d.next(askuser.EventError); !bytes.Contains(msg, []byte(`"code":"`+tc.code+`"`)) {
+		if msg := d.next(wire.EventError); !bytes.Contains(msg, []byte(`"code":"`+tc.code+`"`)) {
 			t.Errorf("%s: got %s, want code %s", tc.msg, msg, tc.code)
 		}
 	}
@@ -172,9 +173,9 @@ func TestServerCancel(t *testing.T) {
 	_, hs := newTestServer(t, nil)
 	d := dial(t, hs, "7")
 	d.send(`{"type":"user_message","sessionId":7,"data":{"text":"/preview"}}`)
-	d.next(askuser.EventAsk)
+	d.next(wire.EventAsk)
 	d.send(`{"type":"cancel","sessionId":7}`)
-	if msg := d.next(askuser.EventResolved); !bytes.Contains(msg, []byte(`"outcome":"cancelled"`)) {
+	if msg := d.next(wire.EventResolved); !bytes.Contains(msg, []byte(`"outcome":"cancelled"`)) {
 		t.Fatalf("resolved = %s", msg)
 	}
 	if msg := d.next(EventToolResult); !bytes.Contains(msg, []byte(`"content":"{\"error\": \"Session cancelled\"}"`)) {
@@ -215,7 +216,7 @@ func TestServerCloseEndsRuns(t *testing.T) {
 	srv, hs := newTestServer(t, nil)
 	d := dial(t, hs, "9")
 	d.send(`{"type":"user_message","sessionId":9,"data":{"text":"hello"}}`)
-	d.next(askuser.EventAsk)
+	d.next(wire.EventAsk)
 	// Keep reading, as a browser does, so that the close handshake can complete.
 	go func() {
 		for {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // The host's own tools of the demo, gated by a policy: list_files runs without asking,
@@ -102,7 +103,7 @@ func toolReaction(name string, r askuser.ApprovalResult, failed, missing bool) (
 			say = fmt.Sprintf("%s ran but failed; see its result.", name)
 		case r.Rule != "":
 			say = fmt.Sprintf("%s ran without asking you: the rule %q allows it.", name, r.Rule)
-		case r.Decision.Decision == askuser.DecisionAlways:
+		case r.Decision.Decision == wire.DecisionAlways:
 			say = fmt.Sprintf("You allowed %s for the rest of this session; it ran.", name)
 		case r.Grant != nil:
 			say = fmt.Sprintf("%s ran without asking: you allowed it for this session.", name)

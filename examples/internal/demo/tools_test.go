@@ -8,22 +8,23 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // approval returns the data of the next tool_approval the device is shown.
-func (r *rig) approval(t *testing.T) askuser.ApprovalData {
+func (r *rig) approval(t *testing.T) wire.ApprovalData {
 	t.Helper()
-	var a askuser.ApprovalData
-	if err := json.Unmarshal(r.next(t, askuser.EventApproval).Data, &a); err != nil {
+	var a wire.ApprovalData
+	if err := json.Unmarshal(r.next(t, wire.EventApproval).Data, &a); err != nil {
 		t.Fatal(err)
 	}
 	return a
 }
 
 // decide sends a decision from the device; a refusal fails the test.
-func (r *rig) decide(t *testing.T, data askuser.ApprovalResultData) {
+func (r *rig) decide(t *testing.T, data wire.ApprovalResultData) {
 	t.Helper()
-	ev, err := askuser.NewEvent(askuser.EventApprovalResult, r.dev.Session(), data)
+	ev, err := wire.NewEvent(wire.EventApprovalResult, r.dev.Session(), data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestHostToolsThroughThePolicy(t *testing.T) {
 		strings.Join(a.Reasons, "|") != "Not now|Wrong branch|Keep it for the release" {
 		t.Fatalf("approval = %+v", a)
 	}
-	r.decide(t, askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionDeny, Reason: "Wrong branch", Digest: a.Digest})
+	r.decide(t, wire.ApprovalResultData{RequestID: a.RequestID, Decision: wire.DecisionDeny, Reason: "Wrong branch", Digest: a.Digest})
 	if res := r.result(t); res["content"] != `{"error": "The user denied this tool call; the tool did not run. Do not call it again unless the user asks you to.", "reason": "Wrong branch"}` ||
 		res["outcome"] != "denied" || res["isError"] != true || res["summary"] != "Denied: Wrong branch" {
 		t.Fatalf("denied = %v", res)
@@ -171,7 +172,7 @@ func TestHostToolsThroughThePolicy(t *testing.T) {
 	// Edited: the tool runs with the person's arguments, and the model is told.
 	say(`/tool delete_branch {"name":"feature/a"}`)
 	a = r.approval(t)
-	r.decide(t, askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionEdit, Arguments: json.RawMessage(`{"name": "feature/b"}`)})
+	r.decide(t, wire.ApprovalResultData{RequestID: a.RequestID, Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"name": "feature/b"}`)})
 	if res := r.result(t); res["content"] != `{"notice": "The user edited the arguments of this tool call before it ran: it ran with the arguments given here, not with yours.", "arguments": {"name":"feature/b"}, "result": {"deleted":"feature/b"}}` ||
 		res["outcome"] != "edited" || res["isError"] != false {
 		t.Fatalf("edited = %v", res)
@@ -180,7 +181,7 @@ func TestHostToolsThroughThePolicy(t *testing.T) {
 	// Always: this call runs, and the next one of the tool without asking.
 	say(`/tool delete_branch {"name":"feature/c"}`)
 	a = r.approval(t)
-	r.decide(t, askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionAlways})
+	r.decide(t, wire.ApprovalResultData{RequestID: a.RequestID, Decision: wire.DecisionAlways})
 	if res := r.result(t); res["content"] != `{"deleted":"feature/c"}` || res["outcome"] != "approved" {
 		t.Fatalf("always = %v", res)
 	}
@@ -204,11 +205,11 @@ func TestHostToolsThroughThePolicy(t *testing.T) {
 	if !a.ArgumentsInvalid || string(a.Arguments) != `"{bad json"` || strings.Join(a.Decisions, ",") != "deny,edit" {
 		t.Fatalf("invalid approval = %+v", a)
 	}
-	r.decide(t, askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionDeny})
+	r.decide(t, wire.ApprovalResultData{RequestID: a.RequestID, Decision: wire.DecisionDeny})
 	r.result(t)
 	say(`/tool send_email {"to":"a@example.com"}`)
 	a = r.approval(t)
-	r.decide(t, askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionApprove})
+	r.decide(t, wire.ApprovalResultData{RequestID: a.RequestID, Decision: wire.DecisionApprove})
 	if res := r.result(t); res["content"] != `{"error":"the demo has no tool named send_email; nothing ran"}` || res["isError"] != true ||
 		res["noSuchTool"] != true || res["summary"] != "Allowed, but there is no such tool: nothing ran" {
 		t.Fatalf("unknown tool = %v", res)
@@ -233,7 +234,7 @@ func TestServerSaysTheAgentWaitsForAnApproval(t *testing.T) {
 	_, hs := newTestServer(t, nil)
 	d := dial(t, hs, "11")
 	d.send(`{"type":"user_message","data":{"text":"/tool delete_branch {\"name\":\"x\"}"}}`)
-	d.next(askuser.EventApproval)
+	d.next(wire.EventApproval)
 	for {
 		var st struct {
 			Data struct {
@@ -248,7 +249,7 @@ func TestServerSaysTheAgentWaitsForAnApproval(t *testing.T) {
 		}
 	}
 	d.send(`{"type":"cancel"}`)
-	if msg := d.next(askuser.EventApprovalResolved); !strings.Contains(string(msg), `"outcome":"cancelled"`) {
+	if msg := d.next(wire.EventApprovalResolved); !strings.Contains(string(msg), `"outcome":"cancelled"`) {
 		t.Fatalf("resolved = %s", msg)
 	}
 }
@@ -275,8 +276,8 @@ func TestParallelCalls(t *testing.T) {
 		t.Fatalf("tool calls %v, %v", first["name"], second["name"])
 	}
 	// The two asks go out at once, in either order.
-	var q askuser.AskData
-	var a askuser.ApprovalData
+	var q wire.AskData
+	var a wire.ApprovalData
 	for q.RequestID == "" || a.RequestID == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		ev, err := r.dev.Recv(ctx)
@@ -285,9 +286,9 @@ func TestParallelCalls(t *testing.T) {
 			t.Fatalf("waiting for the ask and the approval: %v", err)
 		}
 		switch ev.Type {
-		case askuser.EventAsk:
+		case wire.EventAsk:
 			err = json.Unmarshal(ev.Data, &q)
-		case askuser.EventApproval:
+		case wire.EventApproval:
 			err = json.Unmarshal(ev.Data, &a)
 		}
 		if err != nil {
@@ -297,7 +298,7 @@ func TestParallelCalls(t *testing.T) {
 	if q.RequestID != first["requestId"] || a.RequestID != second["requestId"] {
 		t.Fatalf("ids: ask %s, approval %s; calls %v, %v", q.RequestID, a.RequestID, first["requestId"], second["requestId"])
 	}
-	r.decide(t, askuser.ApprovalResultData{RequestID: a.RequestID, Decision: askuser.DecisionApprove})
+	r.decide(t, wire.ApprovalResultData{RequestID: a.RequestID, Decision: wire.DecisionApprove})
 	if res := r.result(t); res["requestId"] != a.RequestID || res["content"] != `{"deleted":"feature/old-login"}` {
 		t.Fatalf("first result = %v", res)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // Replay is what one run of an example in replay mode should show.
@@ -143,16 +144,16 @@ func Check(t *testing.T, r Replay) {
 			if err != nil {
 				return
 			}
-			ev, err := askuser.ParseEvent(msg)
+			ev, err := wire.ParseEvent(msg)
 			if err != nil {
 				continue
 			}
-			var reply askuser.Event
+			var reply wire.Event
 			switch ev.Type {
-			case askuser.EventAsk:
+			case wire.EventAsk:
 				asks++
 				reply, err = answer(t, r, ev.Data)
-			case askuser.EventApproval:
+			case wire.EventApproval:
 				approvals++
 				reply, err = decide(t, r, ev.Data)
 			default:
@@ -187,35 +188,35 @@ func Check(t *testing.T, r Replay) {
 
 // answer is the device's reply to a question: the first option of the first question,
 // or a decline.
-func answer(t *testing.T, r Replay, data []byte) (askuser.Event, error) {
-	var ask askuser.AskData
+func answer(t *testing.T, r Replay, data []byte) (wire.Event, error) {
+	var ask wire.AskData
 	if err := json.Unmarshal(data, &ask); err != nil {
-		return askuser.Event{}, err
+		return wire.Event{}, err
 	}
 	if ask.RequestID != r.CallID {
 		t.Errorf("asked under %q, want the recorded tool call id %q", ask.RequestID, r.CallID)
 	}
-	reply := askuser.ResultData{RequestID: ask.RequestID, Declined: r.Decline}
+	reply := wire.ResultData{RequestID: ask.RequestID, Declined: r.Decline}
 	if !r.Decline {
 		reply.Answers = []askuser.Answer{{Question: ask.Questions[0].Question, SelectedLabels: []string{ask.Questions[0].Options[0].Label}}}
 	}
-	return askuser.NewEvent(askuser.EventResult, askuser.IntSession(1), reply)
+	return wire.NewEvent(wire.EventResult, askuser.IntSession(1), reply)
 }
 
 // decide is the device's decision on an approval: the edit of r.Approval, with the
 // approval's digest, as the panel sends it.
-func decide(t *testing.T, r Replay, data []byte) (askuser.Event, error) {
-	var a askuser.ApprovalData
+func decide(t *testing.T, r Replay, data []byte) (wire.Event, error) {
+	var a wire.ApprovalData
 	if err := json.Unmarshal(data, &a); err != nil {
-		return askuser.Event{}, err
+		return wire.Event{}, err
 	}
 	if r.Approval == nil {
-		return askuser.Event{}, fmt.Errorf("the device was shown an approval of %s %s, and none was expected", a.Tool, a.RequestID)
+		return wire.Event{}, fmt.Errorf("the device was shown an approval of %s %s, and none was expected", a.Tool, a.RequestID)
 	}
 	if a.RequestID != r.Approval.CallID || a.Tool != r.Approval.Tool {
 		t.Errorf("asked to approve %s under %q, want %s under the recorded tool call id %q", a.Tool, a.RequestID, r.Approval.Tool, r.Approval.CallID)
 	}
-	return askuser.NewEvent(askuser.EventApprovalResult, askuser.IntSession(1), askuser.ApprovalResultData{
-		RequestID: a.RequestID, Decision: askuser.DecisionEdit, Arguments: r.Approval.Edit, Digest: a.Digest,
+	return wire.NewEvent(wire.EventApprovalResult, askuser.IntSession(1), wire.ApprovalResultData{
+		RequestID: a.RequestID, Decision: wire.DecisionEdit, Arguments: r.Approval.Edit, Digest: a.Digest,
 	})
 }

@@ -11,13 +11,13 @@ import (
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
-	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/integrations/askotel"
+	"github.com/askuser-go/askuser/observe"
 )
 
 // New returns the observer to give the dispatcher and the hub, and the /metrics handler.
 // Each call has a registry of its own.
-func New() (askuser.Observer, http.Handler, error) {
+func New() (observe.Observer, http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	exporter, err := otelprom.New(otelprom.WithRegisterer(reg))
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/examples/internal/metrics"
+	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 )
 
@@ -47,15 +48,15 @@ func TestScrape(t *testing.T) {
 	for !hub.Connected(s) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	asks := make(chan askuser.AskData, 2)
+	asks := make(chan wire.AskData, 2)
 	go func() {
 		for {
 			_, msg, err := ws.Read(ctx)
 			if err != nil {
 				return
 			}
-			if ev, err := askuser.ParseEvent(msg); err == nil && ev.Type == askuser.EventAsk {
-				var a askuser.AskData
+			if ev, err := wire.ParseEvent(msg); err == nil && ev.Type == wire.EventAsk {
+				var a wire.AskData
 				if json.Unmarshal(ev.Data, &a) == nil {
 					asks <- a
 				}
@@ -70,9 +71,9 @@ func TestScrape(t *testing.T) {
 	a := <-asks
 	go func() { <-asks }() // the second question's, left unanswered
 	// A refused event first (an answer to a request nobody asked), then the answer.
-	bad, _ := askuser.NewEvent(askuser.EventResult, s, askuser.ResultData{RequestID: "nobody-asked", Answers: []askuser.Answer{{Question: "Deploy now?", SelectedLabels: []string{"Yes"}}}})
-	good, _ := askuser.NewEvent(askuser.EventResult, s, askuser.ResultData{RequestID: a.RequestID, Answers: []askuser.Answer{{Question: "Deploy now?", SelectedLabels: []string{"Yes"}}}})
-	for _, ev := range []askuser.Event{bad, good} {
+	bad, _ := wire.NewEvent(wire.EventResult, s, wire.ResultData{RequestID: "nobody-asked", Answers: []askuser.Answer{{Question: "Deploy now?", SelectedLabels: []string{"Yes"}}}})
+	good, _ := wire.NewEvent(wire.EventResult, s, wire.ResultData{RequestID: a.RequestID, Answers: []askuser.Answer{{Question: "Deploy now?", SelectedLabels: []string{"Yes"}}}})
+	for _, ev := range []wire.Event{bad, good} {
 		msg, err := ev.Encode()
 		if err != nil {
 			t.Fatal(err)

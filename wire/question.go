@@ -1,4 +1,4 @@
-package askuser
+package wire
 
 // Bounds of the arguments as the tool advertises them, for hosts and adapters that build
 // questions in Go. The input schema, schema/input.json, is where they are said;

@@ -1,15 +1,16 @@
-package askuser
+package wire
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/askuser-go/askuser/internal/jsonx"
 )
 
 // Event types of the wire protocol.
@@ -39,20 +40,6 @@ type AskData struct {
 	Metadata  json.RawMessage `json:"metadata,omitempty"`
 	// ExpiresAt is when the question times out, so that a client can show a countdown.
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
-}
-
-// clone returns a copy of a that shares nothing mutable with it.
-func (a AskData) clone() AskData {
-	a.Metadata = bytes.Clone(a.Metadata)
-	if a.Questions != nil {
-		qs := make([]Question, len(a.Questions))
-		for i, q := range a.Questions {
-			q.Options = slices.Clone(q.Options)
-			qs[i] = q
-		}
-		a.Questions = qs
-	}
-	return a
 }
 
 // ResultData is the data of an [EventResult]: a device's answers, or its decline.
@@ -128,7 +115,7 @@ func (s SessionID) MarshalJSON() ([]byte, error) {
 	if s.numeric {
 		return []byte(s.id), nil
 	}
-	return []byte(jsonString(s.id)), nil
+	return []byte(jsonx.String(s.id)), nil
 }
 
 // UnmarshalJSON reads a JSON integer or string. Fractions, exponents, -0 and other JSON
@@ -158,11 +145,11 @@ func sessionIDFromJSON(b []byte) (SessionID, string) {
 		return SessionID{}, "sessionId: -0 is not a session id; send 0"
 	}
 	if len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9') {
-		return SessionID{}, fmt.Sprintf("sessionId: must be an integer or a string, not %s", truncateBytes(string(b), 40))
+		return SessionID{}, fmt.Sprintf("sessionId: must be an integer or a string, not %s", jsonx.TruncateBytes(string(b), 40))
 	}
 	what := "invalid JSON"
 	if json.Valid(b) {
-		what = article(kind(b))
+		what = jsonx.Article(jsonx.Kind(b))
 	}
 	return SessionID{}, "sessionId: must be an integer or a string, not " + what
 }
@@ -221,7 +208,7 @@ func (r ApprovalResolvedData) requestID() string { return r.RequestID }
 // encoding/json, <, > and & written as themselves, and any invalid UTF-8 in JSON that v
 // passes through as it is (a [json.RawMessage]) replaced by U+FFFD.
 func NewEvent(typ string, session SessionID, v any) (Event, error) {
-	data, err := marshal(v)
+	data, err := jsonx.Marshal(v)
 	if err != nil {
 		return Event{}, fmt.Errorf("askuser: encoding %s data: %w", typ, err)
 	}
@@ -229,7 +216,7 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 	if r, ok := v.(requestNamer); ok && string(data) != "null" { // null: a nil pointer
 		ev.requestID, ev.known = r.requestID(), true
 		if !utf8.ValidString(ev.requestID) {
-			ev.requestID = string(validUTF8([]byte(ev.requestID))) // as the data spells it
+			ev.requestID = string(jsonx.ValidUTF8([]byte(ev.requestID))) // as the data spells it
 		}
 	}
 	return ev, nil
@@ -239,9 +226,9 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 // JSON, encoded as [NewEvent] encodes data. Data may be any JSON; invalid Data is an
 // error.
 func (e Event) Encode() ([]byte, error) {
-	b, err := marshal(e)
+	b, err := jsonx.Marshal(e)
 	if err != nil {
-		return nil, fmt.Errorf("askuser: encoding %s event: data is not valid JSON: %s", truncate(e.Type, 64), syntaxProblem(e.Data))
+		return nil, fmt.Errorf("askuser: encoding %s event: data is not valid JSON: %s", jsonx.Truncate(e.Type, 64), jsonx.SyntaxProblem(e.Data))
 	}
 	return b, nil
 }
@@ -290,25 +277,25 @@ func parseEnvelope(msg []byte) (Event, string) {
 	if len(bytes.TrimSpace(msg)) == 0 {
 		return Event{}, "empty message; an event is a JSON object"
 	}
-	m, problem := decodeObject(msg)
+	m, problem := jsonx.DecodeObject(msg)
 	switch {
 	case strings.HasPrefix(problem, "not valid JSON"):
 		return Event{}, problem
 	case problem != "":
 		return Event{}, "an event is a JSON object, " + problem
 	}
-	if name := unknownName(m, "type", "sessionId", "data"); name != "" {
-		return Event{}, truncate(name, 40) + ": unknown field; the fields of an event are type, sessionId and data"
+	if name := jsonx.UnknownName(m, "type", "sessionId", "data"); name != "" {
+		return Event{}, jsonx.Truncate(name, 40) + ": unknown field; the fields of an event are type, sessionId and data"
 	}
 	var n struct {
-		Type      given `json:"type"`
-		SessionID given `json:"sessionId"`
-		Data      given `json:"data"`
+		Type      jsonx.Given `json:"type"`
+		SessionID jsonx.Given `json:"sessionId"`
+		Data      jsonx.Given `json:"data"`
 	}
 	_ = json.Unmarshal(msg, &n)
 	for _, f := range [...]struct {
 		name  string
-		count given
+		count jsonx.Given
 	}{{"type", n.Type}, {"sessionId", n.SessionID}, {"data", n.Data}} {
 		if f.count > 1 {
 			return Event{}, f.name + ": given twice; give each field once"
@@ -316,8 +303,8 @@ func parseEnvelope(msg []byte) (Event, string) {
 	}
 	var ev Event
 	if raw, ok := m["type"]; ok {
-		if kind(raw) != "string" {
-			return Event{}, "type: must be a string, not " + article(kind(raw))
+		if jsonx.Kind(raw) != "string" {
+			return Event{}, "type: must be a string, not " + jsonx.Article(jsonx.Kind(raw))
 		}
 		_ = json.Unmarshal(raw, &ev.Type)
 	}
@@ -335,17 +322,6 @@ func parseEnvelope(msg []byte) (Event, string) {
 	return ev, ""
 }
 
-// sortedNames returns the member names of obj in order, so that the first problem
-// reported is the same on every run.
-func sortedNames(obj map[string]any) []string {
-	names := make([]string, 0, len(obj))
-	for k := range obj {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
-}
-
 // maxErrorMessage bounds the message of an error event, in bytes.
 const maxErrorMessage = 512
 
@@ -358,12 +334,12 @@ func ErrorEvent(session SessionID, requestID string, err error) Event {
 	data := ErrorData{RequestID: requestID, Code: errorCode(err), Message: err.Error()}
 	if ae, ok := errors.AsType[*AnswerError](err); ok {
 		data.RequestID = ae.RequestID
-		data.Message = fmt.Sprintf("%v for request %q; see problems", ErrInvalidAnswer, truncateBytes(ae.RequestID, 128))
+		data.Message = fmt.Sprintf("%v for request %q; see problems", ErrInvalidAnswer, jsonx.TruncateBytes(ae.RequestID, 128))
 		data.Problems = ae.Problems
 	}
-	data.RequestID = truncateBytes(data.RequestID, 128)
+	data.RequestID = jsonx.TruncateBytes(data.RequestID, 128)
 	if len(data.Message) > maxErrorMessage {
-		data.Message = truncateBytes(data.Message, maxErrorMessage-3) + "…"
+		data.Message = jsonx.TruncateBytes(data.Message, maxErrorMessage-3) + "…"
 	}
 	ev, _ := NewEvent(EventError, session, data) // ErrorData always encodes
 	return ev

@@ -1,4 +1,4 @@
-package askuser
+package wire
 
 import "fmt"
 
@@ -35,30 +35,53 @@ const (
 	Denied
 )
 
+// outcomeNames are the outcomes' names on the wire, in the order of the constants.
+var outcomeNames = [...]string{"answered", "declined", "timeout", "cancelled", "undelivered", "disconnected", "shutdown", "invalid", "approved", "edited", "denied"}
+
+// name returns o's name in ask_user_questions_resolved, or "" for an unknown outcome.
+func (o Outcome) name() string {
+	if o < Answered || o > Denied {
+		return ""
+	}
+	return outcomeNames[o-Answered]
+}
+
+// approvalName returns o's name in tool_approval_resolved, or "" for an outcome that
+// approvals do not have.
+func (o Outcome) approvalName() string {
+	switch o {
+	case Answered, Declined, Invalid:
+		return ""
+	case TimedOut:
+		return "timed_out"
+	}
+	return o.name()
+}
+
 // String returns the outcome's wire name in ask_user_questions_resolved: "answered",
 // "declined", "timeout", "cancelled", "undelivered", "disconnected", "shutdown",
 // "invalid", and for approvals "approved", "edited" and "denied". (In
 // tool_approval_resolved, TimedOut is "timed_out".)
 func (o Outcome) String() string {
-	if e := endingOf(o, nil); e != nil {
-		return e.name
+	if n := o.name(); n != "" {
+		return n
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
 // MarshalText encodes the outcome as its wire name.
 func (o Outcome) MarshalText() ([]byte, error) {
-	if e := endingOf(o, nil); e != nil {
-		return []byte(e.name), nil
+	if n := o.name(); n != "" {
+		return []byte(n), nil
 	}
 	return nil, fmt.Errorf("askuser: unknown outcome %d", int(o))
 }
 
 // UnmarshalText decodes a wire name.
 func (o *Outcome) UnmarshalText(b []byte) error {
-	for _, e := range endings {
-		if e.name == string(b) {
-			*o = e.outcome
+	for i, n := range outcomeNames {
+		if n == string(b) {
+			*o = Answered + Outcome(i)
 			return nil
 		}
 	}

@@ -1,9 +1,11 @@
-package askuser
+package wire
 
 import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/askuser-go/askuser/internal/jsonx"
 )
 
 // Event types of approvals.
@@ -132,11 +134,11 @@ type approvalResolvedWire struct {
 // MarshalJSON encodes r with the outcome's name in tool_approval_resolved, which for
 // [TimedOut] is "timed_out"; an outcome that approvals do not have is an error.
 func (r ApprovalResolvedData) MarshalJSON() ([]byte, error) {
-	e := approvalEndingOf(r.Outcome)
-	if e == nil || r.Outcome == Invalid {
+	name := r.Outcome.approvalName()
+	if name == "" {
 		return nil, fmt.Errorf("outcome: %v is not an outcome of an approval", r.Outcome)
 	}
-	return marshal(approvalResolvedWire{RequestID: r.RequestID, Outcome: e.name, Grant: r.Grant, Reason: r.Reason, Arguments: r.Arguments})
+	return jsonx.Marshal(approvalResolvedWire{RequestID: r.RequestID, Outcome: name, Grant: r.Grant, Reason: r.Reason, Arguments: r.Arguments})
 }
 
 // UnmarshalJSON decodes r, reading the outcome by its name in tool_approval_resolved.
@@ -145,9 +147,9 @@ func (r *ApprovalResolvedData) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	for _, e := range approvalEndings {
-		if e.name == w.Outcome && e.outcome != Invalid {
-			*r = ApprovalResolvedData{RequestID: w.RequestID, Outcome: e.outcome, Grant: w.Grant, Reason: w.Reason, Arguments: w.Arguments}
+	for o := Answered; o <= Denied; o++ {
+		if name := o.approvalName(); name != "" && name == w.Outcome {
+			*r = ApprovalResolvedData{RequestID: w.RequestID, Outcome: o, Grant: w.Grant, Reason: w.Reason, Arguments: w.Arguments}
 			return nil
 		}
 	}

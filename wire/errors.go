@@ -1,4 +1,4 @@
-package askuser
+package wire
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package askuser
+package jsonx
 
 // The library's JSON is encoding/json's, with three choices made once here: <, > and &
 // are written as themselves (models and people read them better so); invalid UTF-8
@@ -19,7 +19,7 @@ import (
 )
 
 // marshal encodes v as compact JSON without escaping <, > and &.
-func marshal(v any) ([]byte, error) {
+func Marshal(v any) ([]byte, error) {
 	e := encoders.Get().(*encoder)
 	defer e.put()
 	if err := e.enc.Encode(v); err != nil {
@@ -27,7 +27,7 @@ func marshal(v any) ([]byte, error) {
 	}
 	b := bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))
 	if !utf8.Valid(b) {
-		return validUTF8(b), nil
+		return ValidUTF8(b), nil
 	}
 	return bytes.Clone(b), nil
 }
@@ -55,35 +55,35 @@ func (e *encoder) put() {
 }
 
 // jsonString returns s as a JSON string, as marshal writes it.
-func jsonString(s string) string {
-	b, _ := marshal(s) // a string always encodes
+func String(s string) string {
+	b, _ := Marshal(s) // a string always encodes
 	return string(b)
 }
 
 // jsonStrings returns ss as a JSON array of strings, [] for none.
-func jsonStrings(ss []string) string {
+func Strings(ss []string) string {
 	if ss == nil {
 		ss = []string{}
 	}
-	b, _ := marshal(ss)
+	b, _ := Marshal(ss)
 	return string(b)
 }
 
 // compactJSON returns the JSON value b without white space between its tokens, its
 // members in the order written, or what is wrong with it.
-func compactJSON(b []byte) ([]byte, error) {
+func Compact(b []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, b); err != nil {
-		return nil, errors.New(syntaxProblem(b))
+		return nil, errors.New(SyntaxProblem(b))
 	}
-	return validUTF8(buf.Bytes()), nil
+	return ValidUTF8(buf.Bytes()), nil
 }
 
 // canonicalJSON returns the JSON value b in one form whatever its spelling: compact,
 // object members sorted by name (the last of a repeated name kept), numbers as written.
-func canonicalJSON(b []byte) ([]byte, error) {
+func Canonical(b []byte) ([]byte, error) {
 	if !json.Valid(b) {
-		return nil, errors.New(syntaxProblem(b))
+		return nil, errors.New(SyntaxProblem(b))
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber() // numbers as written
@@ -91,23 +91,23 @@ func canonicalJSON(b []byte) ([]byte, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err // not for valid JSON
 	}
-	return marshal(v)
+	return Marshal(v)
 }
 
 // decodeJSON decodes exactly one JSON value into a tree of map[string]any, []any,
 // string, float64, bool and nil, the last of a repeated member name winning; its error
 // says what is wrong in the library's words.
-func decodeJSON(b []byte) (any, error) {
+func Decode(b []byte) (any, error) {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, errors.New(syntaxProblem(b))
+		return nil, errors.New(SyntaxProblem(b))
 	}
 	return v, nil
 }
 
 // members calls member with each member of the JSON object b, in order, until it
 // returns false. b must be valid JSON; a value that is not an object has no members.
-func members(b []byte, member func(name string, value json.RawMessage) bool) error {
+func Members(b []byte, member func(name string, value json.RawMessage) bool) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return err
@@ -132,19 +132,19 @@ func members(b []byte, member func(name string, value json.RawMessage) bool) err
 // decodeObject decodes b, which a device sent, into its members by name (the last of
 // a repeated name kept), or says what is wrong: "not valid JSON: …", or, for a value
 // that is not an object, "not " and its type ("not an array").
-func decodeObject(b []byte) (map[string]json.RawMessage, string) {
+func DecodeObject(b []byte) (map[string]json.RawMessage, string) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil && !json.Valid(b) {
-		return nil, "not valid JSON: " + syntaxProblem(b)
+		return nil, "not valid JSON: " + SyntaxProblem(b)
 	}
-	if k := kind(b); k != "object" {
-		return nil, "not " + article(k)
+	if k := Kind(b); k != "object" {
+		return nil, "not " + Article(k)
 	}
 	return m, ""
 }
 
 // unknownName returns the first name of m, in sorted order, that is not one of names.
-func unknownName(m map[string]json.RawMessage, names ...string) string {
+func UnknownName(m map[string]json.RawMessage, names ...string) string {
 	var unknown string
 	for name := range m {
 		if !slices.Contains(names, name) && (unknown == "" || name < unknown) {
@@ -158,16 +158,16 @@ func unknownName(m map[string]json.RawMessage, names ...string) string {
 // struct of them finds a name given twice, which encoding/json otherwise lets the last
 // of win silently. (It matches names in any case; a caller refuses the names that are
 // not exactly its own first.)
-type given int
+type Given int
 
-func (g *given) UnmarshalJSON([]byte) error {
+func (g *Given) UnmarshalJSON([]byte) error {
 	*g++
 	return nil
 }
 
 // kind names the JSON type of the valid JSON value b: "object", "array", "string",
 // "boolean", "null" or "number".
-func kind(b []byte) string {
+func Kind(b []byte) string {
 	switch b = bytes.TrimLeft(b, " \t\r\n"); {
 	case len(b) == 0:
 		return "nothing"
@@ -186,7 +186,7 @@ func kind(b []byte) string {
 }
 
 // maxJSONDepth is how deeply encoding/json lets objects and arrays nest.
-const maxJSONDepth = 10000
+const MaxDepth = 10000
 
 // offsetBias is what json.SyntaxError.Offset counts beyond the offset of the offending
 // byte: 1 where encoding/json counts the bytes read, that one included (Go's own
@@ -203,7 +203,7 @@ var offsetBias = sync.OnceValue(func() int64 {
 // syntaxProblem says, in the library's words, why b is not one JSON value, and where:
 // "invalid character 'q' at offset 1", with the offset counted from 0 in bytes. Only
 // where encoding/json stopped comes from it, not its words, which are no contract.
-func syntaxProblem(b []byte) string {
+func SyntaxProblem(b []byte) string {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return "no JSON value; the input is empty"
 	}
@@ -218,7 +218,7 @@ func syntaxProblem(b []byte) string {
 	}
 	switch {
 	case strings.Contains(se.Error(), "depth"):
-		return fmt.Sprintf("objects and arrays nested more than %d deep", maxJSONDepth)
+		return fmt.Sprintf("objects and arrays nested more than %d deep", MaxDepth)
 	case json.Valid(b[:at]):
 		return fmt.Sprintf("unexpected data after the JSON value at offset %d", at)
 	}
@@ -258,7 +258,7 @@ func describeByte(b []byte, i int) string {
 // validUTF8 returns b with each byte of invalid UTF-8 replaced by U+FFFD, as
 // encoding/json reads such a byte in a string (in valid JSON, the only place it can
 // be); b itself when it is valid.
-func validUTF8(b []byte) []byte {
+func ValidUTF8(b []byte) []byte {
 	if utf8.Valid(b) {
 		return b
 	}
@@ -274,7 +274,7 @@ func validUTF8(b []byte) []byte {
 	}
 	return out
 }
-func truncate(s string, n int) string {
+func Truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -282,7 +282,7 @@ func truncate(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-func article(typ string) string {
+func Article(typ string) string {
 	switch typ {
 	case "object", "array", "integer":
 		return "an " + typ
@@ -293,7 +293,7 @@ func article(typ string) string {
 }
 
 // truncateBytes cuts s to at most n bytes without splitting a character.
-func truncateBytes(s string, n int) string {
+func TruncateBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -1,8 +1,11 @@
-package askuser
+package notify
 
 import (
 	"context"
 	"time"
+
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // Notifier is told of each request that has gone [Options.NotifyAfter] with no device
@@ -23,8 +26,8 @@ type Notifier interface {
 
 // Notice describes a request no device is showing, for a [Notifier].
 type Notice struct {
-	Kind      Kind
-	Session   SessionID
+	Kind      store.Kind
+	Session   wire.SessionID
 	RequestID string
 	// Title is what the request is about, in a line: the first question's text, or the
 	// tool's name.

@@ -1,9 +1,11 @@
-package askuser
+package store
 
 import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/askuser-go/askuser/wire"
 )
 
 // Decision is how a person (or the clock) decided an approval, as the ended record of
@@ -19,10 +21,10 @@ type Decision struct {
 	// Grant is what an "always" decision granted.
 	Grant *Grant
 	// By is who decided: the principal the transport authenticated the device as
-	// ([Event.User]); empty when no person decided, or the transport knows no principal.
+	// ([wire.Event.User]); empty when no person decided, or the transport knows no principal.
 	By string
 	// Via is how the decision came: "" from a device, "link" from an answer or action
-	// link ([Event.Via]).
+	// link ([wire.Event.Via]).
 	Via string
 	// At is when the approval ended.
 	At time.Time
@@ -32,7 +34,7 @@ type Decision struct {
 // decision makes. It is kept in the [Store] (see [GrantStore]), so that every
 // dispatcher sharing the store honours it.
 type Grant struct {
-	Session SessionID
+	Session wire.SessionID
 	// ID names the grant within its session: the request id of the approval that made it.
 	ID string
 	// Tool is the name of the tool whose calls it covers.
@@ -53,7 +55,7 @@ type GrantStore interface {
 	// PutGrant keeps g, replacing a grant of the same session and ID.
 	PutGrant(ctx context.Context, g Grant) error
 	// Grants returns the session's grants, oldest first.
-	Grants(ctx context.Context, session SessionID) ([]Grant, error)
+	Grants(ctx context.Context, session wire.SessionID) ([]Grant, error)
 	// RevokeGrant removes the session's grant id, and reports whether there was one.
-	RevokeGrant(ctx context.Context, session SessionID, id string) (bool, error)
+	RevokeGrant(ctx context.Context, session wire.SessionID, id string) (bool, error)
 }

@@ -1,4 +1,4 @@
-package askuser
+package wire
 
 import (
 	"context"
@@ -27,7 +27,7 @@ import (
 // transports key asks by request id, which one session's requests of both kinds share).
 // The dispatcher, for its part, never sends a request's resolution before its ask.
 //
-// With a [Store] shared by several dispatchers, every dispatcher's transport must reach
+// With a [store.Store] shared by several dispatchers, every dispatcher's transport must reach
 // the session's devices on all of them, as the Store's documentation says.
 //
 // A transport that carries the devices' events back has a method Bind(Inbound), which
@@ -63,12 +63,14 @@ type Inbound interface {
 	Disconnected(session SessionID)
 }
 
-// Looker is implemented by an [Inbound] that can say how a request ended, as well as
-// whether it is pending: [*Dispatcher] does, with [Dispatcher.Lookup]. A transport that
-// serves answer links asks it, so that a link's page says how its request ended.
-type Looker interface {
-	Lookup(ctx context.Context, session SessionID, id string) (Record, error)
-}
+// A dispatcher's Inbound also has the method
+//
+//	Lookup(ctx context.Context, session SessionID, id string) (store.Record, error)
+//
+// which says how a request ended, as well as whether it is pending (an error matching
+// [ErrNotPending] when the dispatcher knows nothing of it). A transport that serves answer
+// links asks it, so that a link's page says how its request ended; it is not part of
+// Inbound so that this package need not know of stores.
 
 // Attention is implemented by a transport that knows whether a device shows a session
 // to its person: a connected device whose page is not hidden, say. The dispatcher asks

@@ -1,9 +1,11 @@
-package askuser
+package store
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/askuser-go/askuser/wire"
 )
 
 // Record is one request as a [Store] holds it, a question set or an approval: what was
@@ -11,26 +13,26 @@ import (
 // a Store returns are shared with the store and must not be modified.
 type Record struct {
 	// Session is the session whose devices are asked.
-	Session SessionID
+	Session wire.SessionID
 	// Ask is the question set as devices are shown it, for a question set; zero for an
 	// approval. Ask.RequestID names the question set within its session.
-	Ask AskData
+	Ask wire.AskData
 	// Approval is the tool call to approve as devices are shown it, for an approval; nil
 	// for a question set. Approval.RequestID names it within its session.
-	Approval *ApprovalData
+	Approval *wire.ApprovalData
 	// Rev tells apart the requests made under one request id one after another: the
 	// store sets it in Put, different for each.
 	Rev uint64
 	// AskedAt is when the request was first made.
 	AskedAt time.Time
 	// Outcome is zero while the request is pending, then how it ended.
-	Outcome Outcome
-	// Answers are the accepted answers of a question set when Outcome is [Answered].
-	Answers []Answer
+	Outcome wire.Outcome
+	// Answers are the accepted answers of a question set when Outcome is [wire.Answered].
+	Answers []wire.Answer
 	// Decision is how an approval was decided, once it has ended; nil before, and for a
 	// question set.
 	Decision *Decision
-	// Carrier is the trace context of the call that made the request ([Observer.Carrier]),
+	// Carrier is the trace context of the call that made the request ([observe.Observer.Carrier]),
 	// kept so that a dispatcher that ends it elsewhere can link to it; nil for none.
 	Carrier map[string]string
 }
@@ -89,12 +91,12 @@ func (k Kind) String() string {
 // the cluster module keeps records on NATS JetStream.
 //
 // Every method may be called concurrently. A method that returns an error changed
-// nothing the caller can rely on; a dispatcher turns it into the [Undelivered] outcome
+// nothing the caller can rely on; a dispatcher turns it into the [wire.Undelivered] outcome
 // when asking, and into a refusal of the device's event when answering.
 //
 // A store shared by several dispatchers needs a transport that spans them. Each
 // dispatcher sends the asks and resolutions of the questions it asks and ends through
-// its own [Transport], and nothing else: so every dispatcher's transport must deliver
+// its own [wire.Transport], and nothing else: so every dispatcher's transport must deliver
 // those events to the session's devices wherever they are connected, and a device that
 // joins must be shown the session's pending questions from the shared store. A
 // transport of one replica's own devices alone (a wshub.Hub by itself) does not do: the
@@ -110,8 +112,8 @@ type Store interface {
 	Put(ctx context.Context, rec Record) (Record, bool, error)
 
 	// Get returns the request recorded under session and request id, pending or ended
-	// and still kept; an error matching [ErrNotPending] when there is none.
-	Get(ctx context.Context, session SessionID, requestID string) (Record, error)
+	// and still kept; an error matching [wire.ErrNotPending] when there is none.
+	Get(ctx context.Context, session wire.SessionID, requestID string) (Record, error)
 
 	// End ends the pending request that rec names (its Session, RequestID and Rev) with
 	// rec's Outcome, Answers and Decision, and reports whether it did. Of all the Ends of
@@ -120,7 +122,7 @@ type Store interface {
 	End(ctx context.Context, rec Record) (bool, error)
 
 	// Pending returns the session's pending requests, of both kinds, oldest first.
-	Pending(ctx context.Context, session SessionID) ([]Record, error)
+	Pending(ctx context.Context, session wire.SessionID) ([]Record, error)
 
 	// Watch calls f with the record of each request that ends from now until stop is
 	// called, ended by any dispatcher sharing the store; it is how a dispatcher learns
@@ -131,27 +133,27 @@ type Store interface {
 }
 
 // AskEvent returns the event that shows the pending request to devices: an
-// [EventAsk] of its question set, or an [EventApproval].
-func (r Record) AskEvent() (Event, error) {
+// [wire.EventAsk] of its question set, or an [wire.EventApproval].
+func (r Record) AskEvent() (wire.Event, error) {
 	if r.Approval != nil {
-		return NewEvent(EventApproval, r.Session, r.Approval)
+		return wire.NewEvent(wire.EventApproval, r.Session, r.Approval)
 	}
-	return NewEvent(EventAsk, r.Session, &r.Ask)
+	return wire.NewEvent(wire.EventAsk, r.Session, &r.Ask)
 }
 
 // ResolvedEvent returns the event that tells devices how the ended request ended: an
-// [EventResolved] with the answers of a question set, or an [EventApprovalResolved] with
+// [wire.EventResolved] with the answers of a question set, or an [wire.EventApprovalResolved] with
 // what the decision says. An outcome this version does not know (written to a shared
-// store by a newer one) is told as [Undelivered].
-func (r Record) ResolvedEvent() (Event, error) {
+// store by a newer one) is told as [wire.Undelivered].
+func (r Record) ResolvedEvent() (wire.Event, error) {
 	if r.Approval == nil {
-		data := ResolvedData{RequestID: r.Ask.RequestID, Outcome: r.Outcome, Answers: r.Answers}
-		if _, err := data.Outcome.MarshalText(); err != nil || data.Outcome >= Approved {
-			data.Outcome, data.Answers = Undelivered, nil
+		data := wire.ResolvedData{RequestID: r.Ask.RequestID, Outcome: r.Outcome, Answers: r.Answers}
+		if _, err := data.Outcome.MarshalText(); err != nil || data.Outcome >= wire.Approved {
+			data.Outcome, data.Answers = wire.Undelivered, nil
 		}
-		return NewEvent(EventResolved, r.Session, data)
+		return wire.NewEvent(wire.EventResolved, r.Session, data)
 	}
-	data := ApprovalResolvedData{RequestID: r.Approval.RequestID, Outcome: r.Outcome}
+	data := wire.ApprovalResolvedData{RequestID: r.Approval.RequestID, Outcome: r.Outcome}
 	if dec := r.Decision; dec != nil {
 		data.Reason, data.Arguments = dec.Reason, dec.Arguments
 		if dec.Grant != nil {
@@ -159,9 +161,9 @@ func (r Record) ResolvedEvent() (Event, error) {
 		}
 	}
 	switch data.Outcome {
-	case Approved, Edited, Denied, TimedOut, Cancelled, Undelivered, Disconnected, Shutdown:
+	case wire.Approved, wire.Edited, wire.Denied, wire.TimedOut, wire.Cancelled, wire.Undelivered, wire.Disconnected, wire.Shutdown:
 	default: // not an outcome of an approval
-		data.Outcome = Undelivered
+		data.Outcome = wire.Undelivered
 	}
-	return NewEvent(EventApprovalResolved, r.Session, data)
+	return wire.NewEvent(wire.EventApprovalResolved, r.Session, data)
 }
