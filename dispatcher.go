@@ -346,8 +346,15 @@ func (d *Dispatcher) wrap(next ToolFunc) ToolFunc {
 // shared [store.Store] could not read or record it (the device may send it again); and errors
 // wrapping [wire.ErrMalformedEvent] or [wire.ErrUnsupportedEvent] for anything else. ctx bounds
 // what a shared store does for the event. ev.User is recorded as who decided.
+//
+// A refused event is observed ([observe.Refused]) as a transport observes the refusals of
+// its devices' events.
 func (d *Dispatcher) Deliver(ctx context.Context, ev wire.Event) error {
-	return d.handleEvent(ctx, ev)
+	err := d.handleEvent(ctx, ev)
+	if err != nil {
+		d.observe(ctx, observe.Observation{Event: observe.Refused, Session: ev.SessionID, RequestID: ev.RequestID(), Code: wire.ErrorCode(err), Err: err})
+	}
+	return err
 }
 
 // handleEvent takes one event from a device of ev.SessionID: see [Dispatcher.Deliver].

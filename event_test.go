@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	. "github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -125,8 +126,8 @@ func TestSessionID(t *testing.T) {
 	defer d.Close()
 	askPending(t, d, StringSession("a:b"), "c", oneQuestion)
 	askPending(t, d, StringSession("a"), "b:c", oneQuestion)
-	assert.Len(t, d.Pending(StringSession("a:b")), 1)
-	assert.Len(t, d.Pending(StringSession("a")), 1)
+	assert.Len(t, askusertest.Questions(d, StringSession("a:b")), 1)
+	assert.Len(t, askusertest.Questions(d, StringSession("a")), 1)
 }
 
 // Numeric session ids are integers written without a second spelling; those beyond

@@ -16,7 +16,6 @@ import (
 func Example() {
 	mt := askusertest.NewTransport()
 	d := askuser.New(mt, &askuser.Options{NewRequestID: func() string { return "req-1" }})
-	mt.Bind(d)
 	defer d.Close()
 
 	session := askuser.IntSession(123)
@@ -92,7 +91,6 @@ func answerFirst(dev *askusertest.Device) {
 func ExampleDispatcher_Dispatch() {
 	t := askusertest.NewTransport()
 	d := askuser.New(t, nil)
-	t.Bind(d)
 	defer d.Close()
 	dev := t.Connect(askuser.IntSession(7))
 	defer dev.Close()
@@ -107,29 +105,29 @@ func ExampleDispatcher_Dispatch() {
 	// tool result for call_abc (error: false): {"answers":[{"question":"Ship it today?","selectedLabels":["Yes"],"customInput":null}]}
 }
 
-// Wrap puts ask_user_questions in front of a host's own tool dispatcher: the host's
-// tools run as before, and a call that ends without an answer comes back as an error
-// whose text is the tool result.
-func ExampleDispatcher_Wrap() {
+// RunTools runs the tool calls of one model turn: the host's own tools as before, and
+// ask_user_questions through the dispatcher; a call that ends without an answer is an
+// error result for the model.
+func ExampleDispatcher_RunTools() {
 	t := askusertest.NewTransport()
 	d := askuser.New(t, &askuser.Options{FailWithoutDevice: true}) // nobody is connected
-	t.Bind(d)
 	defer d.Close()
 
 	hostTools := func(ctx context.Context, call askuser.ToolCall) (string, error) {
 		return "contents of " + call.Name, nil
 	}
-	tools := d.Wrap(hostTools)
-
-	out, err := tools(context.Background(), askuser.ToolCall{Name: "read_file"})
-	fmt.Println(out, err)
-	out, err = tools(context.Background(), askuser.ToolCall{Session: askuser.IntSession(1), Name: askuser.ToolName,
-		Arguments: json.RawMessage(`{"questions":[{"question":"Ok?","header":"Ok","options":[{"label":"Yes","description":"y"},{"label":"No","description":"n"}],"multiSelect":false}]}`)})
-	fmt.Println(out)
-	fmt.Println(errors.Is(err, askuser.ErrUndelivered), err.Error() == out)
+	outs := d.RunTools(context.Background(), []askuser.ToolCall{
+		{Session: askuser.IntSession(1), ID: "call_1", Name: "read_file"},
+		{Session: askuser.IntSession(1), ID: "call_2", Name: askuser.ToolName,
+			Arguments: json.RawMessage(`{"questions":[{"question":"Ok?","header":"Ok","options":[{"label":"Yes","description":"y"},{"label":"No","description":"n"}],"multiSelect":false}]}`)},
+	}, hostTools)
+	for _, o := range outs {
+		fmt.Println(o.Call.ID, o.IsError, o.Content)
+	}
+	fmt.Println(errors.Is(outs[1].Err, askuser.ErrUndelivered), outs[1].Refused())
 	// Output:
-	// contents of read_file <nil>
-	// {"error": "No device of the user is connected; the question was not asked"}
+	// call_1 false contents of read_file
+	// call_2 true {"error": "No device of the user is connected; the question was not asked"}
 	// true true
 }
 
@@ -138,7 +136,6 @@ func ExampleDispatcher_Wrap() {
 func ExampleDispatcher_CancelSession() {
 	t := askusertest.NewTransport()
 	d := askuser.New(t, nil)
-	t.Bind(d)
 	defer d.Close()
 	session := askuser.StringSession("run-42")
 	dev := t.Connect(session) // shown the question; never answers

@@ -1,8 +1,11 @@
 package askuser
 
 import (
+	"encoding/json"
+
 	"github.com/askuser-go/askuser/internal/jsonx"
 	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
 )
 
 // Internals the external tests (package askuser_test) use.
@@ -13,7 +16,11 @@ var (
 )
 
 // ErrorCodeOf is the code an error event carries for err.
-var ErrorCodeOf = wire.errorCode
+func ErrorCodeOf(err error) string {
+	var data wire.ErrorData
+	_ = json.Unmarshal(wire.ErrorEvent(SessionID{}, "", err).Data, &data)
+	return data.Code
+}
 
 // The tool results of the outcomes, as the model reads them.
 var (

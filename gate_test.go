@@ -60,7 +60,7 @@ func (l *auditLog) all() []observe.Audit {
 func approveAsync(ctx context.Context, d *Dispatcher, session SessionID, id, tool, args string) <-chan ApprovalResult {
 	ch := make(chan ApprovalResult, 1)
 	go func() {
-		ch <- d.Approve(ctx, ToolCall{Session: session, ID: id, Name: tool, Arguments: json.RawMessage(args)})
+		ch <- d.Approve(ctx, ToolCall{Session: session, ID: id, Name: tool, Arguments: json.RawMessage(args)}, nil)
 	}()
 	return ch
 }
@@ -70,7 +70,7 @@ func approvalPending(t testing.TB, d *Dispatcher, session SessionID, id, tool, a
 	t.Helper()
 	ch := approveAsync(context.Background(), d, session, id, tool, args)
 	deadline := time.Now().Add(10 * time.Second)
-	for i := 0; !slices.ContainsFunc(d.PendingApprovals(session), func(a wire.ApprovalData) bool { return a.RequestID == id }); i++ {
+	for i := 0; !slices.ContainsFunc(askusertest.Approvals(d, session), func(a wire.ApprovalData) bool { return a.RequestID == id }); i++ {
 		if time.Now().After(deadline) {
 			t.Fatalf("approval %s never pending", id)
 		}
@@ -153,7 +153,7 @@ func TestApprovalEveryWayOut(t *testing.T) {
 				defer cancel()
 				var ran []string
 				var mu sync.Mutex
-				tool := d.Wrap(func(_ context.Context, call ToolCall) (string, error) {
+				tool := wrap(d, func(_ context.Context, call ToolCall) (string, error) {
 					mu.Lock()
 					ran = append(ran, string(call.Arguments))
 					mu.Unlock()
@@ -186,10 +186,6 @@ func TestApprovalEveryWayOut(t *testing.T) {
 					assert.NoError(t, got.err)
 				} else {
 					assert.ErrorIs(t, got.err, tc.want.err)
-					var re *ResultError
-					require.ErrorAs(t, got.err, &re)
-					assert.Equal(t, tc.want.outcome, re.Result.Outcome)
-					assert.Equal(t, got.content, re.Error())
 				}
 				mu.Lock()
 				switch tc.want.outcome {
@@ -210,7 +206,7 @@ func TestApprovalEveryWayOut(t *testing.T) {
 						assert.Equal(t, "deleting branches named feature/*, in this session", res.Grant)
 					}
 				}
-				assert.Empty(t, d.PendingApprovals(s))
+				assert.Empty(t, askusertest.Approvals(d, s))
 
 				// One audit record, complete.
 				recs := log.all()
@@ -256,12 +252,12 @@ func TestPolicyRules(t *testing.T) {
 	dev := mt.Connect(s)
 
 	// Allowed by a rule: runs at once, nobody asked.
-	r := d.Approve(context.Background(), ToolCall{Session: s, ID: "c1", Name: "list_files", Arguments: json.RawMessage(`{}`)})
+	r := d.Approve(context.Background(), ToolCall{Session: s, ID: "c1", Name: "list_files", Arguments: json.RawMessage(`{}`)}, nil)
 	assert.Equal(t, Approved, r.Outcome)
 	assert.Equal(t, "list_files", r.Rule)
 	assert.Equal(t, `{}`, string(r.Arguments))
 	// Denied by a rule, even though a later rule would allow everything.
-	r = d.Approve(context.Background(), ToolCall{Session: s, ID: "c2", Name: "drop_database", Arguments: json.RawMessage(`{"name":"prod"}`)})
+	r = d.Approve(context.Background(), ToolCall{Session: s, ID: "c2", Name: "drop_database", Arguments: json.RawMessage(`{"name":"prod"}`)}, nil)
 	assert.Equal(t, Denied, r.Outcome)
 	assert.Equal(t, "drop_*", r.Rule)
 	assert.ErrorIs(t, r.Err, ErrDenied)
@@ -285,12 +281,12 @@ func TestPolicyRules(t *testing.T) {
 	// The order is deny, ask, allow: a call matched by both Deny and Allow is denied.
 	both := New(askusertest.NewTransport(), &Options{Policy: &Policy{Allow: []Rule{{Tool: "*"}}, Deny: []Rule{{Tool: "rm"}}}})
 	defer both.Close()
-	assert.Equal(t, Denied, both.Approve(context.Background(), ToolCall{Session: s, Name: "rm", Arguments: json.RawMessage(`{}`)}).Outcome)
-	assert.Equal(t, Approved, both.Approve(context.Background(), ToolCall{Session: s, Name: "ls", Arguments: json.RawMessage(`{}`)}).Outcome)
+	assert.Equal(t, Denied, both.Approve(context.Background(), ToolCall{Session: s, Name: "rm", Arguments: json.RawMessage(`{}`)}, nil).Outcome)
+	assert.Equal(t, Approved, both.Approve(context.Background(), ToolCall{Session: s, Name: "ls", Arguments: json.RawMessage(`{}`)}, nil).Outcome)
 	// Default deny.
 	closed := New(askusertest.NewTransport(), &Options{Policy: &Policy{Default: ActionDeny}})
 	defer closed.Close()
-	r = closed.Approve(context.Background(), ToolCall{Session: s, Name: "ls", Arguments: json.RawMessage(`{}`)})
+	r = closed.Approve(context.Background(), ToolCall{Session: s, Name: "ls", Arguments: json.RawMessage(`{}`)}, nil)
 	assert.Equal(t, Denied, r.Outcome)
 	assert.Equal(t, "default", r.Rule)
 }
@@ -327,8 +323,8 @@ func TestPredicateRules(t *testing.T) {
 	defer d.Close()
 	s := IntSession(1)
 	dev := mt.Connect(s)
-	assert.Equal(t, Approved, d.Approve(context.Background(), ToolCall{Session: s, Name: "delete_branch", Arguments: json.RawMessage(`{"name":"scratch"}`)}).Outcome)
-	assert.Equal(t, Denied, d.Approve(context.Background(), ToolCall{Session: s, Name: "delete_branch", Arguments: json.RawMessage(`{"name":"main"}`)}).Outcome)
+	assert.Equal(t, Approved, d.Approve(context.Background(), ToolCall{Session: s, Name: "delete_branch", Arguments: json.RawMessage(`{"name":"scratch"}`)}, nil).Outcome)
+	assert.Equal(t, Denied, d.Approve(context.Background(), ToolCall{Session: s, Name: "delete_branch", Arguments: json.RawMessage(`{"name":"main"}`)}, nil).Outcome)
 	ch := approvalPending(t, d, s, "x", "delete_branch", `{"name":"other"}`)
 	recv[wire.ApprovalData](t, dev, wire.EventApproval)
 	d.CancelSession(s)
@@ -350,11 +346,11 @@ func TestGrants(t *testing.T) {
 	require.Equal(t, Approved, r.Outcome)
 	require.NotNil(t, r.Grant)
 
-	next := d.Approve(context.Background(), ToolCall{Session: s, ID: "second", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"feature/b"}`)})
+	next := d.Approve(context.Background(), ToolCall{Session: s, ID: "second", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"feature/b"}`)}, nil)
 	assert.Equal(t, Approved, next.Outcome, "covered by the grant")
 	require.NotNil(t, next.Grant)
 	assert.Equal(t, "first", next.Grant.ID)
-	assert.Empty(t, d.PendingApprovals(s))
+	assert.Empty(t, askusertest.Approvals(d, s))
 	// Another session has no grant.
 	other := approvalPending(t, d, StringSession("t"), "elsewhere", "delete_branch", `{"name":"feature/b"}`)
 	d.CancelSession(StringSession("t"))
@@ -367,10 +363,10 @@ func TestGrants(t *testing.T) {
 	assert.Equal(t, Cancelled, (<-outside).Outcome)
 	recv[wire.ApprovalResolvedData](t, dev, wire.EventApprovalResolved)
 
-	grants, err := d.Grants(context.Background(), s)
+	grants, err := d.Grants().Grants(context.Background(), s)
 	require.NoError(t, err)
 	require.Len(t, grants, 1)
-	ok, err := d.RevokeGrant(context.Background(), s, "first")
+	ok, err := d.Grants().RevokeGrant(context.Background(), s, "first")
 	require.NoError(t, err)
 	assert.True(t, ok)
 	again := approvalPending(t, d, s, "fourth", "delete_branch", `{"name":"feature/c"}`)
@@ -445,7 +441,7 @@ func TestApprovalSameIDJoins(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, 1, asks, "asked once")
 		recv[wire.ApprovalData](t, dev, wire.EventApproval)
-		other := d.Approve(context.Background(), ToolCall{Session: s, ID: "j", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"y"}`)})
+		other := d.Approve(context.Background(), ToolCall{Session: s, ID: "j", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"y"}`)}, nil)
 		assert.Equal(t, Invalid, other.Outcome)
 		assert.Contains(t, other.Content(""), "names a request for another tool call")
 		q := d.Dispatch(context.Background(), ToolCall{Session: s, ID: "j", Name: ToolName, Arguments: json.RawMessage(oneQuestion)})
@@ -465,7 +461,7 @@ func TestParallelToolCalls(t *testing.T) {
 	defer d.Close()
 	s := IntSession(5)
 	dev := mt.Connect(s)
-	tool := d.Wrap(func(_ context.Context, call ToolCall) (string, error) { return "ran " + call.Name, nil })
+	tool := wrap(d, func(_ context.Context, call ToolCall) (string, error) { return "ran " + call.Name, nil })
 	calls := []ToolCall{
 		{Session: s, ID: "p1", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"x"}`)},
 		{Session: s, ID: "p2", Name: "list_files", Arguments: json.RawMessage(`{}`)},
@@ -544,7 +540,7 @@ func TestApproveWithoutPolicy(t *testing.T) {
 	defer d.Close()
 	s := IntSession(6)
 	dev := mt.Connect(s)
-	out, err := d.Wrap(func(context.Context, ToolCall) (string, error) { return "ran", nil })(context.Background(), ToolCall{Session: s, Name: "rm", Arguments: json.RawMessage(`{}`)})
+	out, err := wrap(d, func(context.Context, ToolCall) (string, error) { return "ran", nil })(context.Background(), ToolCall{Session: s, Name: "rm", Arguments: json.RawMessage(`{}`)})
 	assert.Equal(t, "ran", out)
 	assert.NoError(t, err)
 	ch := approvalPending(t, d, s, "np", "rm", `{}`)
@@ -566,7 +562,7 @@ func TestApprovalRefusedBeforeAsking(t *testing.T) {
 		{Session: s, Name: "x", ID: "\xff"},
 		{Session: s, Name: "x", Arguments: json.RawMessage(strings.Repeat(" ", wire.MaxArgumentsBytes+1))},
 	} {
-		r := d.Approve(context.Background(), call)
+		r := d.Approve(context.Background(), call, nil)
 		assert.Equal(t, Invalid, r.Outcome, "%+v", call)
 		assert.True(t, errors.Is(r.Err, ErrInvalidArguments))
 		assert.Contains(t, r.Content(""), `"problems": [`)
@@ -609,12 +605,12 @@ func FuzzApprovalResult(f *testing.F) {
 		defer d.Close()
 		s := IntSession(9)
 		ch := approvalPending(t, d, s, "r1", "delete_branch", `{"name":"feature/x"}`)
-		err := d.HandleEvent(context.Background(), wire.Event{Type: wire.EventApprovalResult, SessionID: s, Data: data})
+		err := d.Deliver(context.Background(), wire.Event{Type: wire.EventApprovalResult, SessionID: s, Data: data})
 		if err != nil {
 			if code := ErrorCodeOf(err); code == "internal" {
 				t.Fatalf("uncoded error: %v", err)
 			}
-			if len(d.PendingApprovals(s)) != 1 {
+			if len(askusertest.Approvals(d, s)) != 1 {
 				t.Fatalf("a refused decision ended the approval: %v", err)
 			}
 			wire, werr := wire.ErrorEvent(s, "r1", err).Encode()
@@ -654,7 +650,7 @@ func TestDecisionTable(t *testing.T) {
 			ev, err := wire.ParseEvent([]byte(tc.Msg))
 			if err == nil {
 				ev.SessionID = s
-				err = d.HandleEvent(context.Background(), ev)
+				err = d.Deliver(context.Background(), ev)
 			}
 			if tc.Code == "" {
 				require.NoError(t, err)
@@ -664,7 +660,7 @@ func TestDecisionTable(t *testing.T) {
 			require.Error(t, err)
 			assert.Equal(t, tc.Err, err.Error())
 			assert.Equal(t, tc.Code, ErrorCodeOf(err))
-			assert.Len(t, d.PendingApprovals(s), 1, "the approval stays pending")
+			assert.Len(t, askusertest.Approvals(d, s), 1, "the approval stays pending")
 			d.CancelSession(s)
 			<-ch
 		})
@@ -798,15 +794,15 @@ func TestApproveWith(t *testing.T) {
 	ctx := context.Background()
 	allowOpts := ApprovalOptions{Default: &allow, DefaultRule: "trusted read-only"}
 
-	r := d.ApproveWith(ctx, ToolCall{Session: s, Name: "read_file", Arguments: json.RawMessage(`{"p":1}`)}, allowOpts)
+	r := d.Approve(ctx, ToolCall{Session: s, Name: "read_file", Arguments: json.RawMessage(`{"p":1}`)}, &allowOpts)
 	assert.Equal(t, Approved, r.Outcome)
 	assert.Equal(t, "trusted read-only", r.Rule)
 	assert.Equal(t, `{"p":1}`, string(r.Arguments))
-	assert.Equal(t, Denied, d.ApproveWith(ctx, ToolCall{Session: s, Name: "rm_rf", Arguments: json.RawMessage(`{}`)}, allowOpts).Outcome, "the host's Deny rule first")
+	assert.Equal(t, Denied, d.Approve(ctx, ToolCall{Session: s, Name: "rm_rf", Arguments: json.RawMessage(`{}`)}, &allowOpts).Outcome, "the host's Deny rule first")
 
 	denyAll, _ := newTestDispatcher(&Options{Policy: &Policy{Default: ActionDeny}})
 	defer denyAll.Close()
-	assert.Equal(t, Denied, denyAll.ApproveWith(ctx, ToolCall{Session: s, Name: "read_file", Arguments: json.RawMessage(`{}`)}, allowOpts).Outcome, "Policy.Default deny still denies")
+	assert.Equal(t, Denied, denyAll.Approve(ctx, ToolCall{Session: s, Name: "read_file", Arguments: json.RawMessage(`{}`)}, &allowOpts).Outcome, "Policy.Default deny still denies")
 
 	// The host's Ask rule first, with the source on the card.
 	src := &wire.ToolSource{Server: strings.Repeat("é", 300) + "\xff", Title: "Read a secret", Hints: map[string]bool{"readOnly": true, "destructive": false, strings.Repeat("x", 40): true}}
@@ -815,7 +811,7 @@ func TestApproveWith(t *testing.T) {
 	}
 	ch := make(chan ApprovalResult, 1)
 	go func() {
-		ch <- d.ApproveWith(ctx, ToolCall{Session: s, ID: "sec", Name: "read_secret", Arguments: json.RawMessage(`{"k":"a"}`)}, ApprovalOptions{
+		ch <- d.Approve(ctx, ToolCall{Session: s, ID: "sec", Name: "read_secret", Arguments: json.RawMessage(`{"k":"a"}`)}, &ApprovalOptions{
 			Default: &allow, Source: src,
 			Tool: &Tool{Description: "Reads a secret", Schema: json.RawMessage(`{"type":"object","properties":{"k":{"type":"string","maxLength":1}}}`)},
 		})
@@ -836,7 +832,7 @@ func TestApproveWith(t *testing.T) {
 
 	// Not JSON: asked, not allowed; a schema that does not compile is left out.
 	go func() {
-		ch <- d.ApproveWith(ctx, ToolCall{Session: s, ID: "nj", Name: "read_file", Arguments: json.RawMessage(`{not json`)}, ApprovalOptions{
+		ch <- d.Approve(ctx, ToolCall{Session: s, ID: "nj", Name: "read_file", Arguments: json.RawMessage(`{not json`)}, &ApprovalOptions{
 			Default: &allow, Tool: &Tool{Schema: json.RawMessage(`{"type":12}`)},
 		})
 	}()
@@ -850,7 +846,7 @@ func TestApproveWith(t *testing.T) {
 
 	// Default ask: asked even where the dispatcher has no rule.
 	go func() {
-		ch <- d.ApproveWith(ctx, ToolCall{Session: s, ID: "ask", Name: "write_file", Arguments: json.RawMessage(`{}`)}, ApprovalOptions{Default: &ask})
+		ch <- d.Approve(ctx, ToolCall{Session: s, ID: "ask", Name: "write_file", Arguments: json.RawMessage(`{}`)}, &ApprovalOptions{Default: &ask})
 	}()
 	recv[wire.ApprovalData](t, dev, wire.EventApproval)
 	require.NoError(t, dev.Send(ctx, decisionEvent(s, wire.ApprovalResultData{RequestID: "ask", Decision: wire.DecisionApprove})))
@@ -875,7 +871,7 @@ func TestPolicyDescribe(t *testing.T) {
 	s := IntSession(9)
 	dev := mt.Connect(s)
 	ctx := context.Background()
-	tool := d.Wrap(func(_ context.Context, call ToolCall) (string, error) { return "ran " + call.Name, nil })
+	tool := wrap(d, func(_ context.Context, call ToolCall) (string, error) { return "ran " + call.Name, nil })
 	out, err := tool(ctx, ToolCall{Session: s, Name: "srv_read", Arguments: json.RawMessage(`{}`)})
 	assert.Equal(t, "ran srv_read", out)
 	require.NoError(t, err)

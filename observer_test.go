@@ -56,7 +56,7 @@ func (o *recordingObserver) what() []observe.Event {
 	defer o.mu.Unlock()
 	var out []observe.Event
 	for _, x := range o.seen {
-		out = append(out, x.What)
+		out = append(out, x.Event)
 	}
 	return out
 }
@@ -77,11 +77,11 @@ func TestObserver(t *testing.T) {
 	recv[wire.AskData](t, dev, wire.EventAsk)
 	require.NoError(t, dev.Send(context.Background(), answerEvent(s, "q1", "Vue")))
 	<-ch
-	tool := d.Wrap(func(context.Context, ToolCall) (string, error) { return "ran", nil })
+	tool := wrap(d, func(context.Context, ToolCall) (string, error) { return "ran", nil })
 	out, err := tool(context.Background(), ToolCall{Session: s, ID: "t1", Name: "list_files", Arguments: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 	require.Equal(t, "ran", out)
-	r := d.Approve(context.Background(), ToolCall{Session: s, ID: "t2", Name: "drop_database", Arguments: json.RawMessage(`{}`)})
+	r := d.Approve(context.Background(), ToolCall{Session: s, ID: "t2", Name: "drop_database", Arguments: json.RawMessage(`{}`)}, nil)
 	require.Equal(t, Denied, r.Outcome)
 
 	obs.mu.Lock()
@@ -100,9 +100,9 @@ func TestObserver(t *testing.T) {
 	assert.True(t, obs.ends[2].IsError)
 	var whats []observe.Event
 	for _, x := range obs.seen {
-		whats = append(whats, x.What)
+		whats = append(whats, x.Event)
 		if x.RequestID == "q1" {
-			assert.Equal(t, map[string]string{"call": "q1"}, x.Carrier, "%v carries the call's trace", x.What)
+			assert.Equal(t, map[string]string{"call": "q1"}, x.Carrier, "%v carries the call's trace", x.Event)
 		}
 	}
 	assert.Equal(t, []observe.Event{observe.Asked, observe.Notified, observe.Ended, observe.Decided, observe.Decided}, whats)
@@ -115,7 +115,7 @@ func TestObserverToolPanics(t *testing.T) {
 	obs := &recordingObserver{}
 	d, _ := newTestDispatcher(&Options{Observer: obs, Policy: demoPolicy()})
 	defer d.Close()
-	tool := d.Wrap(func(context.Context, ToolCall) (string, error) { panic("disk on fire") })
+	tool := wrap(d, func(context.Context, ToolCall) (string, error) { panic("disk on fire") })
 	func() {
 		defer func() { assert.Equal(t, "disk on fire", recover()) }()
 		_, _ = tool(context.Background(), ToolCall{Session: IntSession(1), ID: "t1", Name: "list_files", Arguments: json.RawMessage(`{}`)})
@@ -140,7 +140,7 @@ func TestObserverPolicyPanics(t *testing.T) {
 	defer d.Close()
 	func() {
 		defer func() { assert.Equal(t, "no description", recover()) }()
-		d.Approve(context.Background(), ToolCall{Session: IntSession(1), ID: "t1", Name: "list_files", Arguments: json.RawMessage(`{}`)})
+		d.Approve(context.Background(), ToolCall{Session: IntSession(1), ID: "t1", Name: "list_files", Arguments: json.RawMessage(`{}`)}, nil)
 		t.Error("the panic did not reach the caller")
 	}()
 	obs.mu.Lock()
@@ -151,21 +151,21 @@ func TestObserverPolicyPanics(t *testing.T) {
 	assert.Contains(t, obs.ends[0].Err.Error(), "the call did not return")
 }
 
-// TestLogger: the dispatcher logs each request's life at debug, decisions at info and
+// TestLogger: observe.Log logs each request's life at debug, decisions at info and
 // refused device events at warn, with the metrics' attribute names.
 func TestLogger(t *testing.T) {
 	var buf syncBuffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	d, mt := newTestDispatcher(&Options{Logger: log, Policy: demoPolicy(), Timeout: time.Hour})
+	d, mt := newTestDispatcher(&Options{Observer: observe.Log(log), Policy: demoPolicy(), Timeout: time.Hour})
 	defer d.Close()
 	s := IntSession(1)
 	dev := mt.Connect(s)
 	ch := dispatchAsync(context.Background(), d, s, "q1", oneQuestion)
 	recv[wire.AskData](t, dev, wire.EventAsk)
-	require.Error(t, dev.Send(context.Background(), answerEvent(s, "q1", "Angular")))
+	require.Error(t, d.Deliver(context.Background(), answerEvent(s, "q1", "Angular")))
 	require.NoError(t, dev.Send(context.Background(), answerEvent(s, "q1", "Vue")))
 	<-ch
-	d.Approve(context.Background(), ToolCall{Session: s, Name: "list_files", Arguments: json.RawMessage(`{}`)})
+	d.Approve(context.Background(), ToolCall{Session: s, Name: "list_files", Arguments: json.RawMessage(`{}`)}, nil)
 	out := buf.String()
 	for _, want := range []string{
 		`level=DEBUG msg="askuser: request asked" askuser.request.kind=question askuser.session=1 askuser.request.id=q1`,

@@ -117,7 +117,7 @@ func dispatchAsyncI(ctx context.Context, d *Dispatcher, s SessionID, id, args st
 func waitPending(t *testing.T, d *Dispatcher, s SessionID) {
 	t.Helper()
 	for i := 0; i < 1000; i++ {
-		if d.Waiting(s) {
+		if d.waiting(s) {
 			return
 		}
 		time.Sleep(time.Millisecond)
@@ -180,10 +180,10 @@ func TestCancelWithACallerStillRecording(t *testing.T) {
 	if r := <-a; r.Outcome != Cancelled {
 		t.Fatalf("A: %v", r.Outcome)
 	}
-	if d.Waiting(s) {
+	if d.waiting(s) {
 		t.Error("the question is still pending, with no caller waiting for it")
 	}
-	if err := d.HandleEvent(context.Background(), answerEv(s, "x")); !errors.Is(err, wire.ErrNotPending) {
+	if err := d.Deliver(context.Background(), answerEv(s, "x")); !errors.Is(err, wire.ErrNotPending) {
 		t.Errorf("an answer to it got %v, want ErrNotPending", err)
 	}
 	want := []string{wire.EventAsk + ":x", wire.EventResolved + ":x"}
@@ -205,7 +205,7 @@ func TestCancelLeavesAJoinerWaiting(t *testing.T) {
 		t.Fatalf("B, still wanting its answer, returned %v", r.Outcome)
 	case <-time.After(20 * time.Millisecond):
 	}
-	if err := d.HandleEvent(context.Background(), answerEv(s, "x")); err != nil {
+	if err := d.Deliver(context.Background(), answerEv(s, "x")); err != nil {
 		t.Fatal(err)
 	}
 	if r := <-b; r.Outcome != Answered {
@@ -227,7 +227,7 @@ func TestEndDuringTheAskIsSentAfterIt(t *testing.T) {
 	a := dispatchAsyncI(context.Background(), d, s, "x", oneQ)
 	<-tr.askEnter
 	done := make(chan error, 1)
-	go func() { done <- d.HandleEvent(context.Background(), answerEv(s, "x")) }()
+	go func() { done <- d.Deliver(context.Background(), answerEv(s, "x")) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -267,7 +267,7 @@ func TestReusedIDFollowsTheOldResolution(t *testing.T) {
 	st.endGate = g
 	st.mu.Unlock()
 	errc := make(chan error, 1)
-	go func() { errc <- d.HandleEvent(context.Background(), answerEv(s, "x")) }()
+	go func() { errc <- d.Deliver(context.Background(), answerEv(s, "x")) }()
 	<-st.endEntered // ended in the store; its resolution not yet sent
 	st.mu.Lock()
 	st.endGate = nil
@@ -443,7 +443,7 @@ func TestCancellerEndsNothingAfterClose(t *testing.T) {
 	st.gate = gate
 	st.mu.Unlock()
 	herr := make(chan error, 1)
-	go func() { herr <- d.HandleEvent(context.Background(), answerEv(s, "x")) }()
+	go func() { herr <- d.Deliver(context.Background(), answerEv(s, "x")) }()
 	<-st.entered // the answer holds the key, its End on its way
 
 	cancelA()
@@ -493,7 +493,7 @@ func TestDisconnectedAfterCloseEndsNothing(t *testing.T) {
 		t.Fatalf("A: %v", r.Outcome)
 	}
 	n := len(tr.events())
-	d.Disconnected(s) // the transport, not closed by Close, sees the last device go
+	d.disconnected(s) // the transport, not closed by Close, sees the last device go
 	checkNothingAfterClose(t, st.memStore, tr, s, n)
 }
 
@@ -507,7 +507,7 @@ func TestGraceTimerAfterCloseEndsNothing(t *testing.T) {
 	s := IntSession(1)
 	a := dispatchAsyncI(context.Background(), d, s, "x", oneQ)
 	waitPending(t, d, s)
-	d.Disconnected(s) // grace timer armed, fires in 10ms
+	d.disconnected(s) // grace timer armed, fires in 10ms
 
 	d.mu.Lock()
 	closed := make(chan struct{})
@@ -613,13 +613,13 @@ func (t *answeringTransport) Send(ctx context.Context, ev wire.Event) error {
 	t.log = append(t.log, ev.Type+":"+ev.RequestID())
 	t.mu.Unlock()
 	if ev.Type == wire.EventAsk && t.rnd()%3 == 0 {
-		_ = t.d.HandleEvent(ctx, answerEv(ev.SessionID, ev.RequestID()))
+		_ = t.d.Deliver(ctx, answerEv(ev.SessionID, ev.RequestID()))
 	}
 	if ev.Type == wire.EventResolved && t.rnd()%5 == 0 {
-		_ = t.d.HandleEvent(ctx, answerEv(ev.SessionID, ev.RequestID()))
+		_ = t.d.Deliver(ctx, answerEv(ev.SessionID, ev.RequestID()))
 	}
 	if t.rnd()%4 == 0 {
-		t.d.Disconnected(ev.SessionID)
+		t.d.disconnected(ev.SessionID)
 	}
 	if t.rnd()%3 == 0 {
 		time.Sleep(time.Duration(t.rnd()%100) * time.Microsecond)
@@ -682,9 +682,9 @@ func TestEndingsUnderStress(t *testing.T) {
 				}
 				switch rnd() % 4 {
 				case 0:
-					_ = d.HandleEvent(context.Background(), answerEv(s, "x"))
+					_ = d.Deliver(context.Background(), answerEv(s, "x"))
 				case 1:
-					d.Disconnected(s)
+					d.disconnected(s)
 				}
 				time.Sleep(time.Duration(rnd()%50) * time.Microsecond)
 			}
@@ -732,7 +732,7 @@ func TestEndingsUnderStress(t *testing.T) {
 		if nk != 0 || nc != 0 || nu != 0 {
 			t.Errorf("round %d: leftover key states %d, waiters %d, unsettled %d", round, nk, nc, nu)
 		}
-		if d.Waiting(s) {
+		if d.waiting(s) {
 			t.Errorf("round %d: pending with no caller", round)
 		}
 		d.Close()

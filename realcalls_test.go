@@ -86,7 +86,6 @@ func TestRealCalls(t *testing.T) {
 
 	mt := askusertest.NewTransport()
 	d := New(mt, &Options{Timeout: time.Minute})
-	mt.Bind(d)
 	defer d.Close()
 	advertised := compileAdvertised(t)
 
@@ -253,7 +252,6 @@ func TestLiberalCallsAnswerAsAnyOther(t *testing.T) {
 		{"question":"Go ahead?","header":"Go","multiSelect":false,"options":[{"label":"Yes, go ahead"}]}]}`
 	mt := askusertest.NewTransport()
 	d := New(mt, &Options{Timeout: time.Minute})
-	mt.Bind(d)
 	defer d.Close()
 	session := IntSession(77)
 	dev := mt.Connect(session)

@@ -30,7 +30,7 @@ func branchPolicy() *askuser.Policy {
 func approve(r *replica, session askuser.SessionID, id, args string) chan askuser.ApprovalResult {
 	ch := make(chan askuser.ApprovalResult, 1)
 	go func() {
-		ch <- r.d.Approve(context.Background(), askuser.ToolCall{Session: session, ID: id, Name: "delete_branch", Arguments: json.RawMessage(args)})
+		ch <- r.d.Approve(context.Background(), askuser.ToolCall{Session: session, ID: id, Name: "delete_branch", Arguments: json.RawMessage(args)}, nil)
 	}()
 	return ch
 }
@@ -135,15 +135,15 @@ func TestGrantOnAnotherReplica(t *testing.T) {
 	if r.Outcome != askuser.Approved || r.Grant == nil {
 		t.Fatalf("always: %+v", r)
 	}
-	next := rs[2].d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "toolu_g2", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"b"}`)})
+	next := rs[2].d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "toolu_g2", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"b"}`)}, nil)
 	if next.Outcome != askuser.Approved || next.Grant == nil || next.Grant.ID != "toolu_g1" || next.RequestID != "" {
 		t.Fatalf("on another replica the next call got %+v, want approved by the grant", next)
 	}
-	grants, err := rs[1].d.Grants(context.Background(), s)
+	grants, err := rs[1].d.Grants().Grants(context.Background(), s)
 	if err != nil || len(grants) != 1 {
 		t.Fatalf("Grants = %+v, %v", grants, err)
 	}
-	if ok, err := rs[1].d.RevokeGrant(context.Background(), s, "toolu_g1"); !ok || err != nil {
+	if ok, err := rs[1].d.Grants().RevokeGrant(context.Background(), s, "toolu_g1"); !ok || err != nil {
 		t.Fatalf("RevokeGrant = %v, %v", ok, err)
 	}
 	again := approve(rs[2], s, "toolu_g3", `{"name":"c"}`)
@@ -173,7 +173,7 @@ func TestApprovalResumedOnAnotherReplica(t *testing.T) {
 	if r := approvalResult(t, ch); r.Outcome != askuser.Shutdown {
 		t.Fatalf("the closed replica's call: %+v", r)
 	}
-	if p := b.d.PendingApprovals(s); len(p) != 1 {
+	if p := askusertest.Approvals(b.d, s); len(p) != 1 {
 		t.Fatalf("pending after the close: %+v", p)
 	}
 	if err := dev.Send(context.Background(), decision(s, wire.ApprovalResultData{RequestID: "toolu_r", Decision: wire.DecisionApprove})); err != nil {
@@ -181,11 +181,11 @@ func TestApprovalResumedOnAnotherReplica(t *testing.T) {
 	}
 	recv(t, dev, wire.EventApprovalResolved)
 	c := newReplica(t, "c", n.url(), sopts, dopts)
-	r := c.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "toolu_r", Name: "delete_branch", Arguments: json.RawMessage(`{ "name": "x" }`)})
+	r := c.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "toolu_r", Name: "delete_branch", Arguments: json.RawMessage(`{ "name": "x" }`)}, nil)
 	if r.Outcome != askuser.Approved || string(r.Arguments) != `{ "name": "x" }` {
 		t.Fatalf("the resumed run got %+v", r)
 	}
-	other := c.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "toolu_r", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"y"}`)})
+	other := c.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "toolu_r", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"y"}`)}, nil)
 	if other.Outcome != askuser.Invalid {
 		t.Fatalf("the same id with other arguments got %+v", other)
 	}

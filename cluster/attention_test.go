@@ -61,7 +61,6 @@ func TestNoticeHonoursOtherReplicasDevices(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := askuser.New(tr, &askuser.Options{Store: st, Notifier: watching, NotifyAfter: after})
-	tr.Bind(d)
 	hub.Bind(tr)
 	srv := httptest.NewServer(hub)
 	t.Cleanup(func() { srv.Close(); d.Close(); _ = hub.Close(); _ = tr.Close() })

@@ -64,7 +64,6 @@ func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("single-process", func(b *testing.B) {
 		devices := askusertest.NewTransport()
 		d := askuser.New(devices, nil)
-		devices.Bind(d)
 		defer d.Close()
 		benchRoundTrips(b, []*askuser.Dispatcher{d}, []*askusertest.Transport{devices})
 	})

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
@@ -153,7 +154,6 @@ func (r *chaosReplica) start() error {
 		return err
 	}
 	d := askuser.New(tr, &askuser.Options{Store: st, Timeout: chaosTimeout})
-	tr.Bind(d)
 	hub.Bind(tr)
 	r.mu.Lock()
 	r.nc, r.store, r.tr, r.d, r.hub = nc, st, tr, d, hub
@@ -434,7 +434,7 @@ func checkClusterChaos(t *testing.T, d *askuser.Dispatcher, sessions []string, l
 		c.mu.Unlock()
 	}
 	for _, s := range sessions {
-		for _, p := range d.Pending(askuser.StringSession(s)) {
+		for _, p := range askusertest.Questions(d, askuser.StringSession(s)) {
 			i := slices.IndexFunc(log.calls, func(c chaosCall) bool { return c.id == p.RequestID })
 			var c chaosCall
 			if i >= 0 {

@@ -64,18 +64,17 @@ func replicaProcess(url string) int {
 		return 1
 	}
 	d := askuser.New(tr, &askuser.Options{Store: st, Policy: branchPolicy()})
-	tr.Bind(d)
 	devices.Bind(tr)
 	session := askuser.StringSession(os.Getenv(envSession))
 	id := os.Getenv(envCall)
 	go func() {
-		for !d.Waiting(session) {
+		for !(len(d.Pending(session)) > 0) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		fmt.Println("waiting")
 	}()
 	if tool := os.Getenv(envTool); tool != "" {
-		r := d.Approve(context.Background(), askuser.ToolCall{Session: session, ID: id, Name: tool, Arguments: json.RawMessage(os.Getenv(envArgs))})
+		r := d.Approve(context.Background(), askuser.ToolCall{Session: session, ID: id, Name: tool, Arguments: json.RawMessage(os.Getenv(envArgs))}, nil)
 		fmt.Println("result", r.Outcome, string(r.Arguments))
 		return 0
 	}
@@ -170,7 +169,7 @@ func TestReplicaKilled(t *testing.T) {
 			t.Fatal(ask)
 		}
 		a.kill(t)
-		if p := r.d.Pending(s); len(p) != 1 || p[0].RequestID != "toolu_A" {
+		if p := askusertest.Questions(r.d, s); len(p) != 1 || p[0].RequestID != "toolu_A" {
 			t.Fatalf("after the kill, pending %+v", p)
 		}
 		late := r.devices.Connect(s)
@@ -210,7 +209,7 @@ func TestReplicaKilled(t *testing.T) {
 		if got := b.line(t, "result"); !strings.HasPrefix(got, "result invalid ") || !strings.Contains(got, "already asking different questions") {
 			t.Fatalf("got %s", got)
 		}
-		if p := r.d.Pending(s); len(p) != 1 || p[0].Questions[0].Question != "Deploy now?" {
+		if p := askusertest.Questions(r.d, s); len(p) != 1 || p[0].Questions[0].Question != "Deploy now?" {
 			t.Fatalf("the pending question changed: %+v", p)
 		}
 		r.d.CancelSession(s)
@@ -245,7 +244,7 @@ func TestReplicaKilledWhileApprovalWaits(t *testing.T) {
 		t.Fatal(ev)
 	}
 	a.kill(t)
-	if p := r.d.PendingApprovals(s); len(p) != 1 || p[0].RequestID != "toolu_K" {
+	if p := askusertest.Approvals(r.d, s); len(p) != 1 || p[0].RequestID != "toolu_K" {
 		t.Fatalf("after the kill, pending %+v", p)
 	}
 	if err := dev.Send(context.Background(), decision(s, wire.ApprovalResultData{RequestID: "toolu_K", Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"name":"older"}`)})); err != nil {

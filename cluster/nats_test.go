@@ -190,7 +190,6 @@ func newReplica(t testing.TB, name, servers string, sopts *cluster.Options, dopt
 	}
 	o.Store = r.store
 	r.d = askuser.New(tr, &o)
-	tr.Bind(r.d)
 	r.devices.Bind(tr)
 	t.Cleanup(r.close)
 	return r

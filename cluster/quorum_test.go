@@ -53,7 +53,6 @@ func newHubReplica(t testing.TB, name, servers string, sopts *cluster.Options, n
 	}
 	r.tr = tr
 	r.d = askuser.New(tr, &askuser.Options{Store: r.store})
-	tr.Bind(r.d)
 	r.hub.Bind(tr)
 	r.srv = httptest.NewServer(r.hub)
 	t.Cleanup(func() {

@@ -22,7 +22,6 @@ func Example() {
 		return []askuser.SessionID{askuser.IntSession(1)}, nil
 	}})
 	d := askuser.New(hub, nil)
-	hub.Bind(d)
 	srv := httptest.NewServer(hub)
 	defer srv.Close()
 	defer hub.Close()

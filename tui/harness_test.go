@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/tui"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
@@ -65,7 +66,6 @@ func newServer(t *testing.T, opts *askuser.Options) *server {
 		return []askuser.SessionID{wire.ParseSessionID(id)}, nil
 	}})
 	d := askuser.New(hub, opts)
-	hub.Bind(d)
 	mux := http.NewServeMux()
 	mux.Handle("/ws", hub)
 	mux.Handle("/askuser/", http.StripPrefix("/askuser/", wshub.PanelHandler()))
@@ -128,7 +128,7 @@ func (s *server) result(ch <-chan askuser.Result) askuser.Result {
 func (s *server) waitPending(session string, n int) {
 	s.t.Helper()
 	eventually(s.t, fmt.Sprintf("%d pending question sets", n), func() bool {
-		return len(s.d.Pending(wire.ParseSessionID(session))) == n
+		return len(askusertest.Questions(s.d, wire.ParseSessionID(session))) == n
 	})
 }
 
@@ -139,7 +139,7 @@ func (s *server) approve(session, id, tool, arguments string) <-chan askuser.App
 	go func() {
 		ch <- s.d.Approve(context.Background(), askuser.ToolCall{
 			Session: wire.ParseSessionID(session), ID: id, Name: tool, Arguments: json.RawMessage(arguments),
-		})
+		}, nil)
 	}()
 	return ch
 }
@@ -160,7 +160,7 @@ func (s *server) decision(ch <-chan askuser.ApprovalResult) askuser.ApprovalResu
 func (s *server) waitApprovals(session string, n int) {
 	s.t.Helper()
 	eventually(s.t, fmt.Sprintf("%d pending approvals", n), func() bool {
-		return len(s.d.PendingApprovals(wire.ParseSessionID(session))) == n
+		return len(askusertest.Approvals(s.d, wire.ParseSessionID(session))) == n
 	})
 }
 

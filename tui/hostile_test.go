@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/tui"
 	"github.com/askuser-go/askuser/wire"
 )
@@ -265,7 +266,7 @@ func TestHostileCorpus(t *testing.T) {
 					a := approvals[asked]
 					decisions[asked] = s.approve(session, fmt.Sprintf("call_hostile_tool_%d", asked), a.tool, a.args)
 					eventually(t, "the approval pending", func() bool {
-						for _, p := range s.d.PendingApprovals(wire.ParseSessionID(session)) {
+						for _, p := range askusertest.Approvals(s.d, wire.ParseSessionID(session)) {
 							if p.RequestID == fmt.Sprintf("call_hostile_tool_%d", asked) {
 								return true
 							}
@@ -284,7 +285,7 @@ func TestHostileCorpus(t *testing.T) {
 				tm.waitScreen(a.marker, a.lastKey)
 				if i < len(reasons) {
 					var p wire.ApprovalData
-					for _, p = range s.d.PendingApprovals(wire.ParseSessionID(session)) {
+					for _, p = range askusertest.Approvals(s.d, wire.ParseSessionID(session)) {
 						if p.RequestID == fmt.Sprintf("call_hostile_tool_%d", i) {
 							break
 						}

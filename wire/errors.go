@@ -43,7 +43,7 @@ func (e *AnswerError) Error() string {
 func (e *AnswerError) Is(target error) bool { return target == ErrInvalidAnswer }
 
 // deviceErrors gives the code of an error event for each error a device's event can get;
-// errorCode reads it, and anything else is "internal".
+// ErrorCode reads it, and anything else is "internal".
 var deviceErrors = [...]struct {
 	err  error
 	code string
@@ -55,7 +55,10 @@ var deviceErrors = [...]struct {
 	{ErrForbidden, "forbidden"},
 }
 
-func errorCode(err error) string {
+// ErrorCode returns the code of the error event that tells a device its event was
+// refused with err ([ErrorData.Code]): "invalid_answer", "not_pending",
+// "malformed_event", "unsupported_event", "forbidden", or "internal".
+func ErrorCode(err error) string {
 	for _, d := range deviceErrors {
 		if errors.Is(err, d.err) {
 			return d.code

@@ -331,7 +331,7 @@ const maxErrorMessage = 512
 // sent, the event stays small: the message and the request id are cut short, and an
 // answer's problems are at most a handful (five, then how many more there were).
 func ErrorEvent(session SessionID, requestID string, err error) Event {
-	data := ErrorData{RequestID: requestID, Code: errorCode(err), Message: err.Error()}
+	data := ErrorData{RequestID: requestID, Code: ErrorCode(err), Message: err.Error()}
 	if ae, ok := errors.AsType[*AnswerError](err); ok {
 		data.RequestID = ae.RequestID
 		data.Message = fmt.Sprintf("%v for request %q; see problems", ErrInvalidAnswer, jsonx.TruncateBytes(ae.RequestID, 128))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/observe"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
@@ -30,10 +31,10 @@ func TestApprovalsOverTheHub(t *testing.T) {
 	q := e.ask(s, "q1")
 	approved := make(chan askuser.ApprovalResult, 1)
 	go func() {
-		approved <- e.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "a1", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"old"}`)})
+		approved <- e.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "a1", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"old"}`)}, nil)
 	}()
 	deadline := time.Now().Add(failsafe)
-	for len(e.d.PendingApprovals(s)) == 0 || len(e.d.Pending(s)) == 0 {
+	for len(askusertest.Approvals(e.d, s)) == 0 || len(askusertest.Questions(e.d, s)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the question set and the approval never both pending")
 		}
@@ -118,7 +119,7 @@ func TestHubObserver(t *testing.T) {
 	defer obs.mu.Unlock()
 	var got []string
 	for _, x := range obs.seen {
-		got = append(got, fmt.Sprint(x.What, " ", x.Code))
+		got = append(got, fmt.Sprint(x.Event, " ", x.Code))
 	}
 	want := []string{fmt.Sprint(observe.Connected, " "), fmt.Sprint(observe.Refused, " not_pending"), fmt.Sprint(observe.Refused, " malformed_event"), fmt.Sprint(observe.Disconnected, " ")}
 	if fmt.Sprint(got) != fmt.Sprint(want) {

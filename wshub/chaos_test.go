@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
@@ -130,7 +131,6 @@ func TestChaos(t *testing.T) {
 		},
 	})
 	d := askuser.New(hub, &askuser.Options{Timeout: chaosTimeout, Policy: chaosApproval})
-	hub.Bind(d)
 	srv := httptest.NewServer(hub)
 	client := &http.Client{Transport: &http.Transport{}}
 	defer func() {
@@ -164,7 +164,7 @@ func TestChaos(t *testing.T) {
 					start := time.Now()
 					c := chaosCall{session: session, id: id, start: start}
 					if approval {
-						r := d.Approve(ctx, askuser.ToolCall{Session: sid, ID: id, Name: "delete_branch", Arguments: json.RawMessage(`{"name":"` + id + `"}`)})
+						r := d.Approve(ctx, askuser.ToolCall{Session: sid, ID: id, Name: "delete_branch", Arguments: json.RawMessage(`{"name":"` + id + `"}`)}, nil)
 						c.approval = &r
 					} else {
 						c.res = d.Dispatch(ctx, askuser.ToolCall{Session: sid, ID: id, Name: askuser.ToolName, Arguments: json.RawMessage(chaosArgs)})
@@ -313,8 +313,8 @@ func checkChaos(t *testing.T, d *askuser.Dispatcher, sessions []string, log *cha
 		c.mu.Unlock()
 	}
 	for _, s := range sessions {
-		if d.Waiting(askuser.StringSession(s)) {
-			t.Errorf("session %s still has pending requests: %+v %+v", s, d.Pending(askuser.StringSession(s)), d.PendingApprovals(askuser.StringSession(s)))
+		if len(d.Pending(askuser.StringSession(s))) > 0 {
+			t.Errorf("session %s still has pending requests: %+v %+v", s, askusertest.Questions(d, askuser.StringSession(s)), askusertest.Approvals(d, askuser.StringSession(s)))
 		}
 	}
 	kinds := map[string]int{}

@@ -550,7 +550,7 @@ func (c *Conn) refuse(session askuser.SessionID, requestID string, err error) {
 	var data wire.ErrorData
 	_ = json.Unmarshal(ev.Data, &data)
 	if h.opts.Observer != nil {
-		h.opts.Observer.Observe(c.ctx, observe.Observation{What: observe.Refused, Session: session, RequestID: data.RequestID, Code: data.Code, Err: err})
+		h.opts.Observer.Observe(c.ctx, observe.Observation{Event: observe.Refused, Session: session, RequestID: data.RequestID, Code: data.Code, Err: err})
 	}
 	if h.opts.Logger != nil {
 		h.opts.Logger.LogAttrs(c.ctx, slog.LevelWarn, "wshub: device event refused", slog.String("askuser.refusal.code", data.Code),

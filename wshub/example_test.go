@@ -24,7 +24,6 @@ func Example() {
 		},
 	})
 	d := askuser.New(hub, nil)
-	hub.Bind(d)
 	mux := http.NewServeMux()
 	mux.Handle("/ws", hub)
 	mux.Handle("/askuser/", http.StripPrefix("/askuser/", wshub.PanelHandler()))

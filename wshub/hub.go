@@ -383,7 +383,7 @@ func (h *Hub) join(c *Conn) bool {
 // observeConn tells the observer and the logger that c joined or left.
 func (h *Hub) observeConn(c *Conn, what observe.Event) {
 	if h.opts.Observer != nil {
-		h.opts.Observer.Observe(c.ctx, observe.Observation{What: what})
+		h.opts.Observer.Observe(c.ctx, observe.Observation{Event: what})
 	}
 	if h.opts.Logger != nil {
 		msg := "wshub: device connected"

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/observe"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
@@ -124,7 +125,6 @@ func newEnv(t testing.TB, hopts *wshub.Options, dopts *askuser.Options) *env {
 	}
 	e.hub = wshub.New(&o)
 	e.d = askuser.New(e.hub, dopts)
-	e.hub.Bind(e.d)
 	e.srv = httptest.NewServer(e.hub)
 	e.client = &http.Client{Transport: &http.Transport{}}
 	t.Cleanup(func() {
@@ -301,7 +301,7 @@ func yes() []askuser.Answer {
 // ask asks the question in session s with request id id and returns where the result goes.
 func (e *env) ask(s askuser.SessionID, id string) <-chan askuser.Result {
 	ch := make(chan askuser.Result, 1)
-	go func() { ch <- e.d.Ask(context.Background(), s, id, request()) }()
+	go func() { ch <- askusertest.Ask(context.Background(), e.d, s, id, request()) }()
 	return ch
 }
 
@@ -399,7 +399,7 @@ func TestLateDeviceIsShownPending(t *testing.T) {
 
 	// A device that connects after the end is shown nothing of it.
 	late := e.dial("chat-9")
-	if e.d.Waiting(s) {
+	if len(e.d.Pending(s)) > 0 {
 		t.Fatal("still waiting")
 	}
 	res = e.ask(s, "req-2")
@@ -435,7 +435,7 @@ func TestOtherSessionCannotAnswer(t *testing.T) {
 	}
 	expectError(t, ev, "not_pending", "req-A")
 
-	if !e.d.Waiting(a) {
+	if !(len(e.d.Pending(a)) > 0) {
 		t.Fatal("A's question did not stay open")
 	}
 	devA.answer(1, "req-A")
@@ -632,7 +632,7 @@ func TestDisconnectedWhenLastDeviceGoes(t *testing.T) {
 	if err := gone.Send(context.Background(), wire.Event{Type: "note", SessionID: s}); !errors.Is(err, wshub.ErrConnClosed) {
 		t.Fatalf("Send on a closed connection: %v", err)
 	}
-	if !e.d.Waiting(s) || !e.hub.Connected(s) {
+	if !(len(e.d.Pending(s)) > 0) || !e.hub.Connected(s) {
 		t.Fatal("the question ended while a device was still connected")
 	}
 	laptop.ws.Close(websocket.StatusNormalClosure, "")
@@ -680,7 +680,7 @@ func TestClose(t *testing.T) {
 		t.Fatal("connected after Close")
 	}
 	d2 := askuser.New(e.hub, nil)
-	if r := d2.Ask(context.Background(), askuser.IntSession(1), "", request()); r.Outcome != askuser.Undelivered {
+	if r := askusertest.Ask(context.Background(), d2, askuser.IntSession(1), "", request()); r.Outcome != askuser.Undelivered {
 		t.Fatalf("ask through a closed hub: %+v", r)
 	}
 	_, resp, err := websocket.Dial(context.Background(), e.url("session=1"), &websocket.DialOptions{HTTPClient: e.client})
@@ -997,7 +997,6 @@ func ExampleNew() {
 		},
 	})
 	d := askuser.New(hub, nil)
-	hub.Bind(d)
 
 	mux := http.NewServeMux()
 	mux.Handle("/ws", hub)

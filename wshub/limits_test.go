@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
@@ -51,12 +52,12 @@ func TestRefusalReplyIsSmall(t *testing.T) {
 		}
 		dv.sendRaw(msg)
 		ev := dv.next(wire.EventError)
-		wire, err := ev.Encode()
+		encoded, err := ev.Encode()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(wire) > maxReplyBytes {
-			t.Fatalf("a %d-byte message got a reply of %d bytes", len(msg), len(wire))
+		if len(encoded) > maxReplyBytes {
+			t.Fatalf("a %d-byte message got a reply of %d bytes", len(msg), len(encoded))
 		}
 		data := decode[wire.ErrorData](t, ev)
 		for _, p := range data.Problems {
@@ -64,7 +65,7 @@ func TestRefusalReplyIsSmall(t *testing.T) {
 				t.Fatalf("problem %q said twice, in the message too", p)
 			}
 		}
-		t.Logf("%d bytes in, %d bytes back: %s", len(msg), len(wire), truncateForLog(data.Message))
+		t.Logf("%d bytes in, %d bytes back: %s", len(msg), len(encoded), truncateForLog(data.Message))
 	}
 	dv.answer(6, "req-1")
 	if r := e.result(res); r.Outcome != askuser.Answered {
@@ -172,13 +173,13 @@ func TestJoinWithManyPending(t *testing.T) {
 	var wg sync.WaitGroup
 	ctx, cancel := context.WithCancel(context.Background())
 	ask := func(i int) {
-		wg.Go(func() { e.d.Ask(ctx, s, fmt.Sprintf("q%04d", i), request()) })
+		wg.Go(func() { askusertest.Ask(ctx, e.d, s, fmt.Sprintf("q%04d", i), request()) })
 	}
 	for i := range pending {
 		ask(i)
 	}
 	deadline := time.Now().Add(failsafe)
-	for len(e.d.Pending(s)) < pending {
+	for len(askusertest.Questions(e.d, s)) < pending {
 		if time.Now().After(deadline) {
 			t.Fatal("the questions were not all asked")
 		}
@@ -243,6 +244,17 @@ type countingInbound struct {
 	n atomic.Int64
 }
 
+// countingHub is a hub whose dispatcher's events go through a countingInbound.
+type countingHub struct {
+	*wshub.Hub
+	counter *countingInbound
+}
+
+func (h countingHub) Bind(in wire.Inbound) {
+	h.counter.Inbound = in
+	h.Hub.Bind(h.counter)
+}
+
 func (c *countingInbound) HandleEvent(ctx context.Context, ev wire.Event) error {
 	c.n.Add(1)
 	return c.Inbound.HandleEvent(ctx, ev)
@@ -259,8 +271,9 @@ func BenchmarkNonReadingAttacker(b *testing.B) {
 	var handled, peak float64
 	for b.Loop() {
 		e := newEnv(b, nil, nil)
-		counter := &countingInbound{Inbound: e.d}
-		e.hub.Bind(counter)
+		counter := &countingInbound{}
+		e.d.Close()
+		e.d = askuser.New(countingHub{e.hub, counter}, nil) // its events counted on their way in
 		res := e.ask(askuser.IntSession(6), "req-1")
 		attacker := e.dialStalled("6") // reads nothing, ever
 		runtime.GC()
@@ -323,9 +336,9 @@ func BenchmarkJoinWith1000Pending(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for i := range 1000 {
-		wg.Go(func() { e.d.Ask(ctx, s, fmt.Sprintf("q%04d", i), request()) })
+		wg.Go(func() { askusertest.Ask(ctx, e.d, s, fmt.Sprintf("q%04d", i), request()) })
 	}
-	for len(e.d.Pending(s)) < 1000 {
+	for len(askusertest.Questions(e.d, s)) < 1000 {
 		time.Sleep(5 * time.Millisecond)
 	}
 	b.ResetTimer()

@@ -86,7 +86,9 @@ func (h *Hub) lookup(ctx context.Context, c notify.Claims) (store.Record, error)
 	h.mu.Lock()
 	in := h.in
 	h.mu.Unlock()
-	l, ok := in.(wire.Inbound)
+	l, ok := in.(interface {
+		Lookup(ctx context.Context, session wire.SessionID, id string) (store.Record, error)
+	})
 	if !ok {
 		return store.Record{}, errors.New("wshub: the Inbound cannot look requests up")
 	}

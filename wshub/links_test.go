@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/notify"
 	"github.com/askuser-go/askuser/observe"
 	"github.com/askuser-go/askuser/wire"
@@ -83,7 +84,7 @@ func TestAnswerLink(t *testing.T) {
 	s := askuser.IntSession(31)
 	res := le.ask(s, "mine")
 	other := le.ask(s, "other")
-	for len(le.d.Pending(s)) < 2 {
+	for len(askusertest.Questions(le.d, s)) < 2 {
 		time.Sleep(time.Millisecond)
 	}
 	link := le.links.Answer(s, "mine", time.Now().Add(time.Minute))
@@ -143,7 +144,7 @@ func TestBadLinks(t *testing.T) {
 	s := askuser.StringSession("secret-project")
 	res := le.ask(s, "r1")
 	// Pending before the cancel below, or the cancel could come first and end nothing.
-	for !le.d.Waiting(s) {
+	for !(len(le.d.Pending(s)) > 0) {
 		time.Sleep(time.Millisecond)
 	}
 	exp := time.Now().Add(time.Minute)
@@ -196,9 +197,9 @@ func TestActionLink(t *testing.T) {
 	s := askuser.IntSession(32)
 	ch := make(chan askuser.ApprovalResult, 1)
 	go func() {
-		ch <- le.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "act", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"<b>old</b>"}`)})
+		ch <- le.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "act", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"<b>old</b>"}`)}, nil)
 	}()
-	for len(le.d.PendingApprovals(s)) == 0 {
+	for len(askusertest.Approvals(le.d, s)) == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	link := le.links.Action(s, "act", "approve", time.Now().Add(time.Minute))
@@ -208,7 +209,7 @@ func TestActionLink(t *testing.T) {
 			t.Fatalf("confirmation page %d:\n%s", resp.StatusCode, body)
 		}
 	}
-	if len(le.d.PendingApprovals(s)) != 1 {
+	if len(askusertest.Approvals(le.d, s)) != 1 {
 		t.Fatal("a GET decided the approval")
 	}
 	_, body := le.get(t, link)
@@ -236,7 +237,7 @@ func TestActionLink(t *testing.T) {
 	if code, _ := post(form[1], "https://evil.example"); code != 403 {
 		t.Fatalf("a cross-site POST: %d", code)
 	}
-	if len(le.d.PendingApprovals(s)) != 1 {
+	if len(askusertest.Approvals(le.d, s)) != 1 {
 		t.Fatal("a refused POST decided the approval")
 	}
 	if code, body := post(form[1], le.srv.URL); code != 200 || !strings.Contains(body, "Approved.") {

@@ -324,7 +324,7 @@ func (a *agents) history(s askuser.SessionID) (wire.Event, error) {
 
 func (a *agents) waitingState(s askuser.SessionID, queued int) map[string]any {
 	state := "running"
-	if a.d.Waiting(s) {
+	if (len(a.d.Pending(s)) > 0) {
 		state = "waiting"
 	}
 	return map[string]any{"state": state, "queued": queued}
@@ -628,7 +628,7 @@ func (a *agents) runOnce(s askuser.SessionID, resumed string) (bool, error) {
 // approve gates the run's host tool call, as dispatch makes its questions.
 func (a *agents) approve(s askuser.SessionID, id, tool string, args json.RawMessage) (askuser.ApprovalResult, bool) {
 	return callAgain(a, func() askuser.ApprovalResult {
-		return a.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: id, Name: tool, Arguments: args})
+		return a.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: id, Name: tool, Arguments: args}, nil)
 	}, func(r askuser.ApprovalResult) (askuser.Outcome, error) { return r.Outcome, r.Err })
 }
 

@@ -137,7 +137,7 @@ func run(ctx context.Context, addr string, timeout time.Duration, accessible boo
 			// The host's own tool: it runs only once the person approves, with the
 			// arguments as approved (the model's, or the person's edit).
 			call.Name = step.tool
-			r := d.Approve(ctx, call)
+			r := d.Approve(ctx, call, nil)
 			out := ""
 			if r.Allowed() {
 				out = deleteBranch(r.Arguments)

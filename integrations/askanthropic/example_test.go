@@ -100,5 +100,5 @@ func (f *firstChoice) Send(ctx context.Context, ev wire.Event) error {
 	if err != nil {
 		return err
 	}
-	return f.d.HandleEvent(ctx, reply)
+	return f.d.Deliver(ctx, reply)
 }

@@ -44,7 +44,7 @@ func ExampleNewTool() {
 		fmt.Println("asked:", ask.RequestID, ask.Questions[0].Question)
 		ev, _ := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: ask.RequestID,
 			Answers: []askuser.Answer{{Question: ask.Questions[0].Question, SelectedLabels: []string{"React"}}}})
-		_ = d.HandleEvent(ctx, ev)
+		_ = d.Deliver(ctx, ev)
 	}()
 	out, err := agent.Generate(askeino.WithSession(ctx, session), []*schema.Message{schema.UserMessage("Start the new module.")})
 	if err != nil {

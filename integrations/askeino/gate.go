@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
@@ -88,7 +89,7 @@ func (g *Gate) InvokableRun(ctx context.Context, argumentsInJSON string, opts ..
 	if err != nil {
 		return "", err
 	}
-	return runApproved(ctx, g.inner, g.d.Approve(ctx, call), opts)
+	return runApproved(ctx, g.inner, g.d.Approve(ctx, call, nil), opts)
 }
 
 // Approval is the info of an [InterruptGate]'s interrupt: the tool call waiting for the
@@ -250,7 +251,7 @@ func approvalInterrupt(ctx context.Context, call askuser.ToolCall, st *ApprovalS
 // returns it.
 func (g *InterruptGate) start(call askuser.ToolCall) *started[askuser.ApprovalResult] {
 	return g.asked.start(askKey{call.Session, call.ID}, func() askuser.ApprovalResult {
-		return g.d.Approve(context.Background(), call)
+		return g.d.Approve(context.Background(), call, nil)
 	})
 }
 
@@ -265,7 +266,7 @@ func (g *InterruptGate) decidedOrPending(ctx context.Context, session askuser.Se
 			return true, nil
 		default:
 		}
-		if slices.ContainsFunc(g.d.PendingApprovals(session), func(p wire.ApprovalData) bool { return p.RequestID == id }) {
+		if slices.ContainsFunc(askusertest.Approvals(g.d, session), func(p wire.ApprovalData) bool { return p.RequestID == id }) {
 			return false, nil
 		}
 		select {

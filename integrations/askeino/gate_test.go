@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/integrations/askeino"
 	"github.com/askuser-go/askuser/internal/paneltest"
 	"github.com/askuser-go/askuser/observe"
@@ -166,7 +167,7 @@ func decide(t *testing.T, d *askuser.Dispatcher, a wire.ApprovalData, data wire.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.HandleEvent(context.Background(), ev); err != nil {
+	if err := d.Deliver(context.Background(), ev); err != nil {
 		t.Error(err)
 	}
 }
@@ -205,7 +206,7 @@ func TestInterruptGateResumesWithTheDecision(t *testing.T) {
 	id := interruptedGate(t, r, ctx, dev, "gate-1")
 	decide(t, d, dev.approval(t, 0), wire.ApprovalResultData{Decision: wire.DecisionEdit, Arguments: json.RawMessage(paneltest.WriteFileEdit)})
 	dev.nth(t, wire.EventApprovalResolved, 0)
-	if pending := d.PendingApprovals(session); len(pending) != 0 {
+	if pending := askusertest.Approvals(d, session); len(pending) != 0 {
 		t.Fatalf("still pending: %+v", pending)
 	}
 

@@ -114,7 +114,7 @@ func answer(tb testing.TB, d *askuser.Dispatcher, session askuser.SessionID, a w
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := d.HandleEvent(context.Background(), ev); err != nil {
+	if err := d.Deliver(context.Background(), ev); err != nil {
 		tb.Error(err)
 	}
 }

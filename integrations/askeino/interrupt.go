@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
@@ -150,6 +151,6 @@ func interrupt(ctx context.Context, id string, req *askuser.Request, st *State) 
 // start asks the question unless this tool is already asking it, and returns it.
 func (t *InterruptTool) start(session askuser.SessionID, id string, req *askuser.Request) *started[askuser.Result] {
 	return t.asked.start(askKey{session, id}, func() askuser.Result {
-		return t.d.Ask(context.Background(), session, id, req)
+		return askusertest.Ask(context.Background(), t.d, session, id, req)
 	})
 }

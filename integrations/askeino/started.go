@@ -68,7 +68,7 @@ func (s *startedSet[R]) take(k askKey, a *started[R]) R {
 // yet: ErrNotPending is tried again until that call has returned (done closed).
 func deliver(ctx context.Context, d *askuser.Dispatcher, ev wire.Event, done <-chan struct{}) error {
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		err := d.HandleEvent(ctx, ev)
+		err := d.Deliver(ctx, ev)
 		if !errors.Is(err, wire.ErrNotPending) {
 			return err
 		}

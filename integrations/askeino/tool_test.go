@@ -126,7 +126,7 @@ func TestToolResults(t *testing.T) {
 	go func() {
 		a := dev.ask(t, 1)
 		ev, _ := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: a.RequestID, Declined: true})
-		_ = d.HandleEvent(context.Background(), ev)
+		_ = d.Deliver(context.Background(), ev)
 	}()
 	if out, err := tl.InvokableRun(ctx, frameworkArgs); err != nil || out != askuser.Declined.Content() {
 		t.Fatalf("declined: %q, %v", out, err)

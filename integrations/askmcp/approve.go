@@ -79,7 +79,7 @@ func Approved(d *askuser.Dispatcher, t *mcp.Tool, handler mcp.ToolHandler, opts 
 		if tok := req.Params.GetProgressToken(); tok != nil && o.ProgressInterval > 0 && req.Session != nil {
 			go keepAlive(waitCtx, req.Session, tok, o.ProgressInterval)
 		}
-		r := d.ApproveWith(waitCtx, call, desc)
+		r := d.Approve(waitCtx, call, &desc)
 		stop()
 		if !r.Allowed() {
 			return errorResult(r), nil

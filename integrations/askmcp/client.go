@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -141,7 +142,7 @@ func askPart(ctx context.Context, d *askuser.Dispatcher, session askuser.Session
 		if round > 1 {
 			roundID = id + "/" + strconv.Itoa(round)
 		}
-		res := d.Ask(ctx, session, roundID, req)
+		res := askusertest.Ask(ctx, d, session, roundID, req)
 		switch res.Outcome {
 		case askuser.Answered:
 		case askuser.Declined:

@@ -111,7 +111,7 @@ func answer(tb testing.TB, d *askuser.Dispatcher, session askuser.SessionID, req
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return d.HandleEvent(context.Background(), ev)
+	return d.Deliver(context.Background(), ev)
 }
 
 func pick(question string, labels ...string) askuser.Answer {

@@ -38,7 +38,7 @@ func ExampleElicitationHandler() {
 			RequestID: ask.RequestID,
 			Answers:   []askuser.Answer{{Question: q.Question, SelectedLabels: []string{"Europe"}}},
 		})
-		_ = d.HandleEvent(ctx, ev)
+		_ = d.Deliver(ctx, ev)
 	}()
 
 	res, err := ss.Elicit(ctx, &mcp.ElicitParams{

@@ -159,7 +159,7 @@ func (g *Gate) Call(ctx context.Context, d *askuser.Dispatcher, call askuser.Too
 		problem := fmt.Sprintf("name: %q is not a tool of this server", call.Name)
 		return askuser.ApprovalResult{Outcome: askuser.Invalid, Problems: []string{problem}, Err: &askuser.ArgumentsError{Problems: []string{problem}}}, nil, nil
 	}
-	r := d.ApproveWith(ctx, call, g.approvalOptions(g.tool(ctx, name)))
+	r := d.Approve(ctx, call, &g.approvalOptions(g.tool(ctx, name)))
 	if !r.Allowed() {
 		return r, nil, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -125,7 +126,7 @@ func (t *tool) openState(s string) (roundState, error) {
 func (t *tool) check(ctx context.Context, id string, req *askuser.Request, answers []askuser.Answer) (askuser.Result, []string) {
 	session := askuser.StringSession(uuid.NewString()) // one session per check: no two meet
 	t.checker.expect(session, answers)
-	res := t.local.Ask(ctx, session, id, req)
+	res := askusertest.Ask(ctx, t.local, session, id, req)
 	problems := t.checker.done(session)
 	if problems != nil {
 		return askuser.Result{}, problems
@@ -174,7 +175,7 @@ func (c *checker) Send(ctx context.Context, ev wire.Event) error {
 	}
 	reply, err := wire.NewEvent(wire.EventResult, ev.SessionID, wire.ResultData{RequestID: ev.RequestID(), Answers: answers})
 	if err == nil {
-		err = c.d.HandleEvent(ctx, reply)
+		err = c.d.Deliver(ctx, reply)
 	}
 	if err != nil {
 		problems := []string{err.Error()}

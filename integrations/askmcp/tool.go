@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -170,13 +171,13 @@ func (t *tool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		call.ID = uuid.NewString() // the elicitation must know the id the question has
 	}
 	if !canElicit {
-		return toolResult(t.d.Ask(ctx, session, call.ID, parsed)), nil
+		return toolResult(askusertest.Ask(ctx, t.d, session, call.ID, parsed)), nil
 	}
 	formCtx, closeForm := context.WithCancel(ctx)
 	closing := new(atomic.Bool)
 	cut := make(chan *formContext, 1)
 	go func() { cut <- t.elicitDevice(formCtx, closing, cancel, req.Session, session, call.ID, parsed) }()
-	res := t.d.Ask(ctx, session, call.ID, parsed)
+	res := askusertest.Ask(ctx, t.d, session, call.ID, parsed)
 	// The question has ended. A form still open on the client is cancelled, and its
 	// cancellation sent, before the result is: over streamable HTTP go-sdk sends
 	// notifications/cancelled on the call's own stream, and drops whatever comes for a
@@ -365,7 +366,7 @@ func deliver(ctx context.Context, d *askuser.Dispatcher, session askuser.Session
 		return err
 	}
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		err := d.HandleEvent(ctx, ev)
+		err := d.Deliver(ctx, ev)
 		if !errors.Is(err, wire.ErrNotPending) {
 			return err
 		}

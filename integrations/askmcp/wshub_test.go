@@ -25,7 +25,6 @@ func TestElicitationOnEveryPanel(t *testing.T) {
 		return []askuser.SessionID{session}, nil
 	}})
 	d := askuser.New(hub, nil)
-	hub.Bind(d)
 	hs := httptest.NewServer(hub)
 	defer func() { d.Close(); hub.Close(); hs.Close() }()
 

@@ -393,7 +393,7 @@ func errorType(e observe.CallEnd) string {
 // Observe marks what happened on the spans and records the metrics; it implements
 // [observe.Observer].
 func (o *Observer) Observe(ctx context.Context, x observe.Observation) {
-	switch x.What {
+	switch x.Event {
 	case observe.Asked:
 		o.countPending(x.Kind, 1)
 		// The call's span, kept even when it records nothing (a no-op tracer, a span

@@ -147,7 +147,6 @@ func TestSpansOfEveryOutcome(t *testing.T) {
 	tel := newTelemetry(t)
 	mt := askusertest.NewTransport()
 	d := askuser.New(mt, &askuser.Options{Observer: tel.obs, Policy: policy, Timeout: time.Hour})
-	mt.Bind(d)
 	defer d.Close()
 	s := askuser.IntSession(1)
 	dev := mt.Connect(s)
@@ -369,7 +368,6 @@ func TestCallWithoutSpanIsStillLocal(t *testing.T) {
 	}
 	mt := askusertest.NewTransport()
 	d := askuser.New(mt, &askuser.Options{Observer: obs})
-	mt.Bind(d)
 	defer d.Close()
 	s := askuser.IntSession(7)
 	dev := mt.Connect(s)
@@ -408,7 +406,6 @@ func TestHubMetrics(t *testing.T) {
 		return []askuser.SessionID{askuser.IntSession(1)}, nil
 	}, Observer: tel.obs})
 	d := askuser.New(hub, &askuser.Options{Observer: tel.obs})
-	hub.Bind(d)
 	srv := httptest.NewServer(hub)
 	defer srv.Close()
 	defer hub.Close()

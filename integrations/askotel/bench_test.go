@@ -80,7 +80,7 @@ func (f *floorObserver) Begin(ctx context.Context, c observe.CallInfo) (context.
 }
 
 func (f *floorObserver) Observe(ctx context.Context, x observe.Observation) {
-	switch x.What {
+	switch x.Event {
 	case observe.Asked:
 		trace.SpanFromContext(ctx).AddEvent("askuser.delivered")
 	case observe.Ended:
@@ -140,7 +140,6 @@ func benchWebSocket(b *testing.B, obs observe.Observer) {
 	s := askuser.IntSession(123)
 	hub := wshub.New(&wshub.Options{Authorize: func(*http.Request) ([]askuser.SessionID, error) { return []askuser.SessionID{s}, nil }, Observer: obs, MaxMessagesPerSecond: 1 << 20})
 	d := askuser.New(hub, &askuser.Options{Observer: obs})
-	hub.Bind(d)
 	srv := httptest.NewServer(hub)
 	defer srv.Close()
 	defer hub.Close()
@@ -186,7 +185,6 @@ func benchRoundTrip(b *testing.B, obs observe.Observer) {
 	ctx := context.Background()
 	mt := askusertest.NewTransport()
 	d := askuser.New(mt, &askuser.Options{Observer: obs})
-	mt.Bind(d)
 	defer d.Close()
 	s := askuser.IntSession(123)
 	dev := mt.Connect(s)

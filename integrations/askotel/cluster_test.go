@@ -53,7 +53,6 @@ func TestEndedOnAnotherReplica(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := askuser.New(tr, &askuser.Options{Store: st, Observer: tel.another(t)}) // each replica its own
-		tr.Bind(d)
 		devices.Bind(tr)
 		t.Cleanup(func() { d.Close(); tr.Close(); devices.Close(); st.Close() })
 		return replica{d, devices}

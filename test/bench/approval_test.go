@@ -33,7 +33,6 @@ func benchApproval(b *testing.B) {
 	ctx := context.Background()
 	mt := askusertest.NewTransport()
 	d := askuser.New(mt, &askuser.Options{Policy: approvalPolicy})
-	mt.Bind(d)
 	defer d.Close()
 	session := askuser.IntSession(123)
 	dev := mt.Connect(session)
@@ -48,7 +47,7 @@ func benchApproval(b *testing.B) {
 	b.ReportAllocs()
 	stop := cpuTime(b)
 	for b.Loop() {
-		res := d.Approve(ctx, call)
+		res := d.Approve(ctx, call, nil)
 		if res.Outcome != askuser.Approved {
 			b.Fatalf("outcome %v: %s", res.Outcome, res.Content(""))
 		}

@@ -51,7 +51,6 @@ func BenchmarkPendingMemory(b *testing.B) {
 					close(allAsked)
 				}
 			}}})
-			mt.Bind(d)
 			var done sync.WaitGroup
 			done.Add(pendingN)
 			ctx := context.Background()

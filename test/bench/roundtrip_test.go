@@ -45,7 +45,6 @@ func benchAskuser(b *testing.B, args []byte) {
 	ctx := context.Background()
 	mt := askusertest.NewTransport()
 	d := askuser.New(mt, nil)
-	mt.Bind(d)
 	defer d.Close()
 	session := askuser.IntSession(123)
 	dev := mt.Connect(session)

@@ -82,7 +82,6 @@ func benchWebSocket(b *testing.B, rate float64, separate bool) {
 		MaxMessagesPerSecond: 1 << 20,
 	})
 	d := askuser.New(hub, nil)
-	hub.Bind(d)
 	srv := httptest.NewServer(hub)
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
 

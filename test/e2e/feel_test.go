@@ -176,7 +176,6 @@ func feelSetup() error {
 		return []askuser.SessionID{askuser.IntSession(n)}, err
 	}})
 	feel.d = askuser.New(hub, nil)
-	hub.Bind(feel.d)
 	page := func(html string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")

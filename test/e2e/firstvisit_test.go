@@ -230,7 +230,6 @@ func readmeServer(t *testing.T) string {
 		return []askuser.SessionID{session}, nil
 	}})
 	d := askuser.New(hub, nil)
-	hub.Bind(d)
 	mux := http.NewServeMux()
 	mux.Handle("/ws", hub)
 	mux.Handle("/askuser/", http.StripPrefix("/askuser/", wshub.PanelHandler()))

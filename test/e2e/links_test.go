@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/notify"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
@@ -36,7 +37,6 @@ func newLinkServer(t *testing.T, csp bool) *linkServer {
 		return nil, errors.New("links only")
 	}})
 	ls.d = askuser.New(hub, &askuser.Options{Policy: &askuser.Policy{}})
-	hub.Bind(ls.d)
 	var h http.Handler = hub.LinkHandler()
 	if !csp {
 		h = withoutCSP(h)
@@ -59,10 +59,10 @@ func (ls *linkServer) approval(t *testing.T, call askuser.ToolCall, o askuser.Ap
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan askuser.ApprovalResult, 1)
-	go func() { done <- ls.d.ApproveWith(ctx, call, o) }()
+	go func() { done <- ls.d.Approve(ctx, call, &o) }()
 	t.Cleanup(func() { cancel(); <-done })
 	deadline := time.Now().Add(actionTimeout)
-	for !slices.ContainsFunc(ls.d.PendingApprovals(call.Session), func(a wire.ApprovalData) bool { return a.RequestID == call.ID }) {
+	for !slices.ContainsFunc(askusertest.Approvals(ls.d, call.Session), func(a wire.ApprovalData) bool { return a.RequestID == call.ID }) {
 		select {
 		case r := <-done:
 			t.Fatalf("the approval of %q ended at once: %+v", call.Name, r)

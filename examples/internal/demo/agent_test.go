@@ -27,7 +27,6 @@ func newRig(t *testing.T, timeout time.Duration) *rig {
 	t.Helper()
 	tr := askusertest.NewTransport()
 	d := askuser.New(tr, &askuser.Options{Timeout: timeout, Policy: toolPolicy()})
-	tr.Bind(d)
 	session := askuser.IntSession(7)
 	dev := tr.Connect(session)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -237,7 +236,7 @@ func TestMessagesDuringARunAreQueuedAndReadAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := r.ask(t)
-	if !r.d.Waiting(r.dev.Session()) {
+	if !(len(r.d.Pending(r.dev.Session())) > 0) {
 		t.Fatal("the dispatcher does not report the session waiting")
 	}
 	if err := r.a.message("/multi"); err != nil {
@@ -314,7 +313,7 @@ func TestCancelEndsTheQuestionAndDropsTheQueue(t *testing.T) {
 	if !strings.Contains(all, "1 queued message(s) dropped") || !strings.Contains(all, "Run cancelled.") {
 		t.Fatalf("agent said %q", said)
 	}
-	if r.d.Waiting(r.dev.Session()) {
+	if (len(r.d.Pending(r.dev.Session())) > 0) {
 		t.Fatal("still waiting after cancel")
 	}
 	// The next message starts a fresh run.

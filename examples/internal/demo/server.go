@@ -272,9 +272,9 @@ func (s *Server) evictLocked() {
 	if found {
 		delete(s.agents, oldest)
 		// And what the person allowed always in it, which would outlive it otherwise.
-		grants, _ := s.d.Grants(context.Background(), oldest)
+		grants, _ := s.d.Grants().Grants(context.Background(), oldest)
 		for _, g := range grants {
-			_, _ = s.d.RevokeGrant(context.Background(), oldest, g.ID)
+			_, _ = s.d.Grants().RevokeGrant(context.Background(), oldest, g.ID)
 		}
 	}
 }

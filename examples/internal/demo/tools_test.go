@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/wire"
 )
 
@@ -191,7 +192,7 @@ func TestHostToolsThroughThePolicy(t *testing.T) {
 		res["summary"] != "Ran without asking: allowed for this session" {
 		t.Fatalf("after always = %v", res)
 	}
-	if pending := r.d.PendingApprovals(r.dev.Session()); len(pending) != 0 {
+	if pending := askusertest.Approvals(r.d, r.dev.Session()); len(pending) != 0 {
 		t.Fatalf("the call the grant covers was asked about: %+v", pending)
 	}
 

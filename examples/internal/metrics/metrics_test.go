@@ -34,7 +34,6 @@ func TestScrape(t *testing.T) {
 	// Long enough for a device on loopback to answer the first question, short enough
 	// for the second to time out while the test waits.
 	d := askuser.New(hub, &askuser.Options{Observer: obs, Timeout: 3 * time.Second})
-	hub.Bind(d)
 	srv := httptest.NewServer(hub)
 	t.Cleanup(func() { srv.Close(); hub.Close(); d.Close() })
 
