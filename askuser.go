@@ -9,11 +9,11 @@
 //     [DefinitionFor] the same in a model API's own dialect.
 //   - Dispatch its calls: [New] makes a [Dispatcher]; [Dispatcher.Dispatch] takes each
 //     ask_user_questions call ([ToolCall]) and returns its [Result], whose Content is the
-//     tool result for the model. [Dispatcher.Wrap] plugs it into an existing tool
+//     tool result for the model. [Dispatcher.RunTools] plugs it into an existing tool
 //     dispatcher.
 //   - Carry events: a [wire.Transport] sends the question to every device of the session
 //     (package wshub is one, for browsers), and gives what devices send to
-//     [Dispatcher.HandleEvent]. The wire protocol is the [wire.Event] envelope.
+//     Dispatcher.HandleEvent. The wire protocol is the [wire.Event] envelope.
 //   - Cancel: [Dispatcher.CancelSession] when the person stops the run,
 //     [Dispatcher.Close] on shutdown.
 //   - Summarise: [Summary] and [Transcript] render a finished call for a UI or a history.

@@ -50,7 +50,7 @@ type Options struct {
 	// replicas of a host) lets any of them deliver and answer any request: see [store.Store],
 	// and [Dispatcher.Close] for what closing leaves in it.
 	Store store.Store
-	// Policy, when set, gates the host's own tool calls that [Dispatcher.Wrap] passes
+	// Policy, when set, gates the host's own tool calls that [Dispatcher.RunTools] passes
 	// on, and is what [Dispatcher.Approve] applies: see [Policy]. Without it Wrap passes
 	// them on at once, and Approve asks the person about every call. New panics on a
 	// Policy with a mistake in it (a rule without a tool, a schema that does not compile).
@@ -62,7 +62,7 @@ type Options struct {
 	// Notifier. Default 10 seconds.
 	NotifyAfter time.Duration
 	// Observer, when set, is told of every call and request, for traces, metrics and
-	// logs: see [observe.Observer]. [observe.Log] logs to a [slog.Logger],
+	// logs: see [observe.Observer]. [observe.Log] logs to a [log/slog.Logger],
 	// [observe.Hooks] takes plain functions, and [observe.Join] combines them.
 	Observer observe.Observer
 }
@@ -167,7 +167,7 @@ type ToolCall struct {
 	// a shared [store.Store]) waits on the question already asked instead of asking twice. When
 	// empty, a fresh id is made with [Options.NewRequestID].
 	ID string
-	// Name is the tool's name; [Dispatcher.Dispatch] ignores it, [Dispatcher.Wrap] routes on it.
+	// Name is the tool's name; [Dispatcher.Dispatch] ignores it, [Dispatcher.RunTools] routes on it.
 	Name string
 	// Arguments are the tool's arguments exactly as the model emitted them.
 	Arguments json.RawMessage

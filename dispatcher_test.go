@@ -691,9 +691,9 @@ func TestHooks(t *testing.T) {
 		require.NoError(t, dev.Send(context.Background(), answerEvent(session, "fixed", "Vue")))
 		<-resCh
 		require.Len(t, asked, 1)
-		assert.Equal(t, observe.Observation{Session: session, RequestID: "fixed", Kind: store.KindQuestion, Questions: 1, ExpiresAt: asked[0].ExpiresAt}, asked[0])
+		assert.Equal(t, observe.Observation{Event: observe.Asked, Session: session, RequestID: "fixed", Kind: store.KindQuestion, Questions: 1, ExpiresAt: asked[0].ExpiresAt}, asked[0])
 		require.Len(t, ended, 1)
-		assert.Equal(t, observe.Observation{Session: session, RequestID: "fixed", Kind: store.KindQuestion, Outcome: Answered, Waited: 20 * time.Second}, ended[0])
+		assert.Equal(t, observe.Observation{Event: observe.Ended, Session: session, RequestID: "fixed", Kind: store.KindQuestion, Outcome: Answered, Waited: 20 * time.Second}, ended[0])
 	})
 }
 
@@ -1010,7 +1010,7 @@ func TestWrapCarriesTheErrorFlag(t *testing.T) {
 
 		out, err = tool(context.Background(), ToolCall{Session: session, Name: ToolName, ID: "c2", Arguments: json.RawMessage(`{}`)})
 		assert.ErrorIs(t, err, ErrInvalidArguments)
-		assert.Equal(t, out, err.Error())
+		assert.Contains(t, out, `"problems": ["questions: missing required field \"questions\""]`)
 	})
 }
 

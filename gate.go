@@ -92,7 +92,7 @@ func (r ApprovalResult) Content(toolResult string) string {
 // covers it, and otherwise waits for the person's decision on any device of the
 // session, the first decision winning. It returns how the call was decided; the host
 // runs the tool only when [ApprovalResult.Allowed], with [ApprovalResult.Arguments],
-// and gives the model [ApprovalResult.Content] of what the tool returned. [Dispatcher.Wrap]
+// and gives the model [ApprovalResult.Content] of what the tool returned. [Dispatcher.RunTools]
 // does all this around a host's ToolFunc.
 //
 // The approval is bound to the call: its session, tool, id and arguments. A call made

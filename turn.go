@@ -31,13 +31,21 @@ type ToolOutput struct {
 // ended, with one output per call in the order of calls. A call that needs no approval
 // runs while a sibling waits for the person, and a sibling's denial or timeout loses no
 // other call's result. When a tool of the host fails with no content, its error's text
-// is the content.
+// is the content. Should a tool of the host panic, RunTools panics with the same value in
+// the caller's goroutine, once every other call has ended.
 func (d *Dispatcher) RunTools(ctx context.Context, calls []ToolCall, run ToolFunc) []ToolOutput {
 	out := make([]ToolOutput, len(calls))
 	tool := d.wrap(run)
 	var wg sync.WaitGroup
+	var panicked sync.Once
+	var panicValue any
 	for i, c := range calls {
 		wg.Go(func() {
+			defer func() {
+				if v := recover(); v != nil {
+					panicked.Do(func() { panicValue = v })
+				}
+			}()
 			content, err := tool(ctx, c)
 			if err != nil && content == "" {
 				content = err.Error()
@@ -50,6 +58,9 @@ func (d *Dispatcher) RunTools(ctx context.Context, calls []ToolCall, run ToolFun
 		})
 	}
 	wg.Wait()
+	if panicValue != nil {
+		panic(panicValue)
+	}
 	return out
 }
 

@@ -36,8 +36,6 @@ func Example() {
 		devices := askusertest.NewTransport() // this replica's devices: a wshub.Hub in a host
 		tr, _ := cluster.NewTransport(st, devices)
 		d := askuser.New(tr, &askuser.Options{Store: st})
-		tr.Bind(d)       // the devices' answers go to this replica's dispatcher,
-		devices.Bind(tr) // through the transport, which shows joining devices every question
 		return d, devices, func() { d.Close(); tr.Close(); devices.Close(); st.Close(); nc.Close() }
 	}
 	d1, _, close1 := replica()

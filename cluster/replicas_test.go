@@ -524,6 +524,15 @@ type deadlineOf struct {
 	deadlines chan time.Duration // how far off each deadline was; -1 for none
 }
 
+// The rest of the Inbound, from the dispatcher's face.
+func (d deadlineOf) Pending(s askuser.SessionID) []wire.AskData {
+	return askusertest.Questions(d.Dispatcher, s)
+}
+func (d deadlineOf) PendingApprovals(s askuser.SessionID) []wire.ApprovalData {
+	return askusertest.Approvals(d.Dispatcher, s)
+}
+func (d deadlineOf) Disconnected(askuser.SessionID) {}
+
 func (d deadlineOf) HandleEvent(ctx context.Context, ev wire.Event) error {
 	left := time.Duration(-1)
 	if dl, ok := ctx.Deadline(); ok {

@@ -34,7 +34,7 @@ import (
 //
 // Transport implements [wire.Presence] across replicas: a session has a device when
 // any replica's local transport has one. It implements [wire.Attention] the same way,
-// for the dispatcher's [notify.Notifier]: a request is seen when a device of any
+// for the dispatcher's notify.Notifier: a request is seen when a device of any
 // replica shows it (a replica answers for its devices while one of the session is
 // connected to it), so that the notice comes once, from the replica that asked, and only
 // when no device of any replica is looking.

@@ -1,5 +1,5 @@
 // Package notify reaches a person who is not looking at any of their devices: a
-// [Webhook] that an askuser dispatcher calls (as its [notify.Notifier]) when a request
+// [Webhook] that an askuser dispatcher calls (as its [Notifier]) when a request
 // has waited unseen, posting a signed JSON notice to a URL of the host's (a chat
 // bridge, a push service, ntfy, a Slack incoming webhook through a small relay), and the
 // [Links] that such a notice carries: signed URLs of a page where the person answers

@@ -8,7 +8,7 @@ import (
 	"github.com/askuser-go/askuser/wire"
 )
 
-// Notifier is told of each request that has gone [Options.NotifyAfter] with no device
+// Notifier is told of each request that has gone askuser.Options.NotifyAfter with no device
 // showing it to its person: none connected, or every one hidden. While a device shows
 // it, the notice waits; once the request has gone a whole NotifyAfter unseen (since it
 // was made, or since a device last showed it), the notice comes. Package notify has one

@@ -21,9 +21,9 @@ import (
 // (the caller's, a device's, a timer's), concurrently, and must return quickly.
 type Observer interface {
 	// Begin is called as a call comes to the dispatcher: an ask_user_questions call
-	// ([askuser.Dispatcher.Dispatch]) or a tool call of the host's
-	// ([askuser.Dispatcher.Approve], and the gated calls of
-	// [askuser.Dispatcher.RunTools], whose tool runs within it). It returns the context the call goes on with (which carries its span,
+	// (askuser.Dispatcher.Dispatch) or a tool call of the host's
+	// (askuser.Dispatcher.Approve, and the gated calls of
+	// askuser.Dispatcher.RunTools, whose tool runs within it). It returns the context the call goes on with (which carries its span,
 	// say) and a function that is called once, as the call returns, with how it ended
 	// (should host code within the call panic, with an error saying the call did not
 	// return, as the panic goes on); the function may be nil.
@@ -191,7 +191,8 @@ func (g logger) Observe(ctx context.Context, o Observation) {
 				slog.String("askuser.reason", a.Reason))...)
 		}
 	case Refused:
-		attrs := requestAttrs(o, slog.String("askuser.refusal.code", o.Code))
+		attrs := []slog.Attr{slog.String("askuser.refusal.code", o.Code),
+			slog.String("askuser.session", o.Session.String()), slog.String("askuser.request.id", o.RequestID)}
 		if o.Err != nil {
 			attrs = append(attrs, slog.String("error", o.Err.Error()))
 		}
@@ -221,13 +222,19 @@ func requestAttrs(o Observation, extra ...slog.Attr) []slog.Attr {
 // Join returns an [Observer] that tells each of obs, in order, of everything (nil ones
 // left out): Begin goes through them in turn, each given the context the one before
 // returned, and the function it returns calls theirs in the reverse order; Carrier is
-// the first non-nil carrier.
+// the first non-nil carrier. Join of no observer is nil, and of one is that one.
 func Join(obs ...Observer) Observer {
 	var j joined
 	for _, o := range obs {
 		if o != nil {
 			j = append(j, o)
 		}
+	}
+	switch len(j) {
+	case 0:
+		return nil
+	case 1:
+		return j[0]
 	}
 	return j
 }

@@ -39,8 +39,8 @@ type Grant struct {
 	ID string
 	// Tool is the name of the tool whose calls it covers.
 	Tool string
-	// Scope, when set, is the name of the narrower [Rule] a call must also match (see
-	// [Rule.Always]); empty, the grant covers every call of Tool in the session.
+	// Scope, when set, is the name of the narrower askuser.Rule a call must also match (see
+	// askuser.Rule.Always); empty, the grant covers every call of Tool in the session.
 	Scope string
 	// Covers says in words what the grant covers, as the person was shown.
 	Covers string

@@ -32,7 +32,7 @@ type Record struct {
 	// Decision is how an approval was decided, once it has ended; nil before, and for a
 	// question set.
 	Decision *Decision
-	// Carrier is the trace context of the call that made the request ([observe.Observer.Carrier]),
+	// Carrier is the trace context of the call that made the request (observe.Observer.Carrier),
 	// kept so that a dispatcher that ends it elsewhere can link to it; nil for none.
 	Carrier map[string]string
 }
@@ -83,11 +83,11 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-// Store holds the pending requests (question sets and approvals) of one [Dispatcher], or
+// Store holds the pending requests (question sets and approvals) of one askuser.Dispatcher, or
 // of several that share it (the replicas of a host, say), and decides how each ends: the
 // first End wins. It keys records by session and [Record.RequestID], whatever their
 // kind. The
-// default, used when [Options.Store] is nil, is in memory and belongs to its dispatcher;
+// default, used when askuser.Options.Store is nil, is in memory and belongs to its dispatcher;
 // the cluster module keeps records on NATS JetStream.
 //
 // Every method may be called concurrently. A method that returns an error changed

@@ -135,7 +135,7 @@ func TestApprovalEdit(t *testing.T) {
 	tm := newTerm(t, s, session, nil)
 	var mu sync.Mutex
 	var ran []string
-	tool := s.d.Wrap(func(_ context.Context, call askuser.ToolCall) (string, error) {
+	tool := wrapTool(s.d, func(_ context.Context, call askuser.ToolCall) (string, error) {
 		mu.Lock()
 		ran = append(ran, string(call.Arguments))
 		mu.Unlock()
@@ -407,4 +407,13 @@ func TestAccessibleApprovalEndOfInput(t *testing.T) {
 		t.Fatalf("Run returned %v, want ErrInputEnded", err)
 	}
 	tm.waitHistory("End of input: denying.")
+}
+
+// wrapTool runs each call on its own as RunTools runs the calls of a turn: the tool
+// result, and the error.
+func wrapTool(d *askuser.Dispatcher, next askuser.ToolFunc) askuser.ToolFunc {
+	return func(ctx context.Context, call askuser.ToolCall) (string, error) {
+		o := d.RunTools(ctx, []askuser.ToolCall{call}, next)[0]
+		return o.Content, o.Err
+	}
 }

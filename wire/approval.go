@@ -64,7 +64,7 @@ type ApprovalData struct {
 	// Source says whose tool it is when the tool is not the host's own (an MCP
 	// server's): nil for the host's own tools.
 	Source *ToolSource `json:"source,omitempty"`
-	// Scope is the name of the rule that narrows what "always" grants ([Rule.Always]),
+	// Scope is the name of the rule that narrows what "always" grants (askuser.Rule.Always),
 	// kept with the approval so that whichever dispatcher records the decision makes the
 	// same grant. It is not sent to devices.
 	Scope string `json:"-"`

@@ -14,10 +14,10 @@ const (
 	TimedOut
 	// Cancelled: the session was cancelled, or the caller's context ended.
 	Cancelled
-	// Undelivered: no device was connected (with [Options.FailWithoutDevice]), or the
+	// Undelivered: no device was connected (with askuser.Options.FailWithoutDevice), or the
 	// question could not be sent or recorded.
 	Undelivered
-	// Disconnected: the session's last device went away (with [Options.FailOnDisconnect]).
+	// Disconnected: the session's last device went away (with askuser.Options.FailOnDisconnect).
 	Disconnected
 	// Shutdown: the dispatcher was closed.
 	Shutdown

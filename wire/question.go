@@ -2,7 +2,7 @@ package wire
 
 // Bounds of the arguments as the tool advertises them, for hosts and adapters that build
 // questions in Go. The input schema, schema/input.json, is where they are said;
-// TestLimitsMatchSchema holds these to it. [ParseArguments] and [Request.Validate] read
+// TestLimitsMatchSchema holds these to it. askuser.ParseArguments and askuser.Request.Validate read
 // more liberally (a header of up to 100 characters or none, 0 to 8 options), and devices show
 // such questions; docs/ERRORS.md has the table.
 const (

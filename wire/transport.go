@@ -15,7 +15,7 @@ import (
 // error only when the event could not be handed to the transport at all (it is closed,
 // say); a session with no device is not an error. A Send error of an ask ends the
 // question as [Undelivered]. Send may call the dispatcher's [Inbound] methods, or
-// [Dispatcher.CancelSession], before it returns (a transport answering for a device from
+// askuser.Dispatcher.CancelSession, before it returns (a transport answering for a device from
 // within Send, say): ending a question never waits for a Send.
 //
 // Every transport keeps the join rule: a device that joins a session is shown, first,
@@ -27,23 +27,23 @@ import (
 // transports key asks by request id, which one session's requests of both kinds share).
 // The dispatcher, for its part, never sends a request's resolution before its ask.
 //
-// With a [store.Store] shared by several dispatchers, every dispatcher's transport must reach
+// With a store.Store shared by several dispatchers, every dispatcher's transport must reach
 // the session's devices on all of them, as the Store's documentation says.
 //
 // A transport that carries the devices' events back has a method Bind(Inbound), which
-// [New] calls with the dispatcher. A transport may also implement [Presence].
+// askuser.New calls with the dispatcher. A transport may also implement [Presence].
 type Transport interface {
 	Send(ctx context.Context, ev Event) error
 }
 
 // Presence is implemented by a transport that knows whether a session has a device
-// connected. With it, [Options.FailWithoutDevice] and [Options.FailOnDisconnect] can act;
+// connected. With it, askuser.Options.FailWithoutDevice and askuser.Options.FailOnDisconnect can act;
 // without it, they assume a device may be there. Connected may be called concurrently.
 type Presence interface {
 	Connected(session SessionID) bool
 }
 
-// Inbound is the side of the dispatcher a transport calls; [*Dispatcher] implements it.
+// Inbound is the side of the dispatcher a transport calls; askuser.Dispatcher implements it.
 // Its methods may be called concurrently.
 //
 // The transport is the authorization boundary: it must set ev.SessionID to a session the

@@ -324,7 +324,7 @@ func (a *agents) history(s askuser.SessionID) (wire.Event, error) {
 
 func (a *agents) waitingState(s askuser.SessionID, queued int) map[string]any {
 	state := "running"
-	if (len(a.d.Pending(s)) > 0) {
+	if len(a.d.Pending(s)) > 0 {
 		state = "waiting"
 	}
 	return map[string]any{"state": state, "queued": queued}

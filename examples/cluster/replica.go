@@ -108,8 +108,12 @@ func NewReplica(ctx context.Context, natsURL, name string, o ReplicaOptions) (*R
 		nc.Close()
 		return nil, err
 	}
+	obs := o.Observer
+	if o.Logger != nil {
+		obs = observe.Join(obs, observe.Log(o.Logger))
+	}
 	r.d = askuser.New(r.tr, &askuser.Options{Store: st, Timeout: o.Timeout, Policy: demo.ToolPolicy(),
-		Notifier: o.Notifier, NotifyAfter: o.NotifyAfter, Observer: o.Observer, Logger: o.Logger})
+		Notifier: o.Notifier, NotifyAfter: o.NotifyAfter, Observer: obs})
 	if r.agents, err = newAgents(ctx, nc, name, o.Copies, r.d, r.tr, log); err != nil {
 		r.Close()
 		return nil, err

@@ -121,7 +121,7 @@ func newHost(cfg config) (*host, error) {
 	mux.Handle("/askuser/links/", http.StripPrefix("/askuser/links", hub.LinkHandler()))
 	mux.Handle("POST /hook", hookReceiver(cfg.Secret, cfg.Out))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, page) })
-	return &host{d: d, hub: hub, handler: mux, tools: d.Wrap(runTool(cfg.Out))}, nil
+	return &host{d: d, hub: hub, handler: mux, tools: oneAtATime(d, runTool(cfg.Out))}, nil
 }
 
 // page is the person's page: the panel, connected to the hub.
@@ -281,4 +281,14 @@ func run(addr, publicURL, webhook string, notifyAfter time.Duration) error {
 	fmt.Println("the agent is done; Ctrl+C ends the server")
 	<-ctx.Done()
 	return nil
+}
+
+// oneAtATime is the host's tool dispatcher behind the gate, for an agent loop that runs
+// one call at a time: the call runs as [askuser.Dispatcher.RunTools] runs each call of a
+// turn, and its tool result and error come back.
+func oneAtATime(d *askuser.Dispatcher, run askuser.ToolFunc) askuser.ToolFunc {
+	return func(ctx context.Context, call askuser.ToolCall) (string, error) {
+		o := d.RunTools(ctx, []askuser.ToolCall{call}, run)[0]
+		return o.Content, o.Err
+	}
 }

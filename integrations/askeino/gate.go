@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
-	"github.com/askuser-go/askuser/askusertest"
+	"github.com/askuser-go/askuser/store"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
@@ -94,8 +94,8 @@ func (g *Gate) InvokableRun(ctx context.Context, argumentsInJSON string, opts ..
 
 // Approval is the info of an [InterruptGate]'s interrupt: the tool call waiting for the
 // person's decision on the session's devices, by its request id (which the
-// dispatcher's observer ([observe.Hooks.OnEnd], [observe.Hooks.OnAudit]) names when it is
-// decided, and [askuser.Dispatcher.PendingApprovals] lists while it waits).
+// dispatcher's observer (observe.Hooks.OnEnd, observe.Hooks.OnAudit) names when it is
+// decided, and askuser.Dispatcher.PendingApprovals lists while it waits).
 type Approval struct {
 	RequestID string
 	// Tool and Arguments are the call as the model made it.
@@ -122,7 +122,7 @@ type ApprovalResume struct {
 	// Reason is the reason of a denial; Arguments the arguments of an edit.
 	Reason    string
 	Arguments json.RawMessage
-	// By is who decided, for the audit record ([observe.Audit.By]).
+	// By is who decided, for the audit record (observe.Audit.By).
 	By string
 }
 
@@ -266,7 +266,7 @@ func (g *InterruptGate) decidedOrPending(ctx context.Context, session askuser.Se
 			return true, nil
 		default:
 		}
-		if slices.ContainsFunc(askusertest.Approvals(g.d, session), func(p wire.ApprovalData) bool { return p.RequestID == id }) {
+		if slices.ContainsFunc(g.d.Pending(session), func(r store.Record) bool { return r.Approval != nil && r.Approval.RequestID == id }) {
 			return false, nil
 		}
 		select {

@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"github.com/askuser-go/askuser"
-	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
@@ -26,7 +25,7 @@ func init() {
 
 // Question is the info of an [InterruptTool]'s interrupt: what the session's devices
 // were asked, and its request id, by which a host can tell when it is answered (the
-// dispatcher's [observe.Observer] is told of its end, under that id).
+// dispatcher's observe.Observer is told of its end, under that id).
 type Question struct {
 	RequestID string
 	Questions []askuser.Question
@@ -151,6 +150,13 @@ func interrupt(ctx context.Context, id string, req *askuser.Request, st *State) 
 // start asks the question unless this tool is already asking it, and returns it.
 func (t *InterruptTool) start(session askuser.SessionID, id string, req *askuser.Request) *started[askuser.Result] {
 	return t.asked.start(askKey{session, id}, func() askuser.Result {
-		return askusertest.Ask(context.Background(), t.d, session, id, req)
+		return dispatch(context.Background(), t.d, session, id, req)
 	})
+}
+
+// dispatch asks req as the ask_user_questions call id of the session: req, parsed from
+// a call, always encodes; should it not, the call is refused as invalid.
+func dispatch(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, id string, req *askuser.Request) askuser.Result {
+	args, _ := json.Marshal(req)
+	return d.Dispatch(ctx, askuser.ToolCall{Session: session, ID: id, Name: askuser.ToolName, Arguments: args})
 }

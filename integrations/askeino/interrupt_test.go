@@ -148,7 +148,7 @@ func TestResumeWithData(t *testing.T) {
 		{"answers", func(q *askeino.Question) *askeino.Resume {
 			return &askeino.Resume{Answers: []askuser.Answer{{Question: q.Questions[0].Question, SelectedLabels: []string{"React"}}}}
 		}, `{"answers":[{"question":"Which framework should we use?","selectedLabels":["React"],"customInput":null}]}`, askuser.Answered},
-		{"decline", func(*askeino.Question) *askeino.Resume { return &askeino.Resume{Declined: true} }, askuser.Declined.Content(), askuser.Declined},
+		{"decline", func(*askeino.Question) *askeino.Resume { return &askeino.Resume{Declined: true} }, `{"error": "User declined to answer"}`, askuser.Declined},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dev := newDevices()

@@ -128,7 +128,7 @@ func TestToolResults(t *testing.T) {
 		ev, _ := wire.NewEvent(wire.EventResult, session, wire.ResultData{RequestID: a.RequestID, Declined: true})
 		_ = d.Deliver(context.Background(), ev)
 	}()
-	if out, err := tl.InvokableRun(ctx, frameworkArgs); err != nil || out != askuser.Declined.Content() {
+	if out, err := tl.InvokableRun(ctx, frameworkArgs); err != nil || out != `{"error": "User declined to answer"}` {
 		t.Fatalf("declined: %q, %v", out, err)
 	}
 

@@ -36,7 +36,7 @@ type ApproveOptions struct {
 
 // Approved wraps handler, the go-sdk handler of the server's own tool t, so that each
 // call runs only once the person has approved it on a device of the call's session,
-// through d: [askuser.Dispatcher.ApproveWith] with the tool's description and input
+// through d: [askuser.Dispatcher.Approve] with the tool's description and input
 // schema for the card, under the dispatcher's Policy (whose rules may allow or deny a
 // call without asking; with no rule, every call is asked about). Use it as
 // server.AddTool(t, askmcp.Approved(d, t, handler, nil)).

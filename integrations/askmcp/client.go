@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
-	"github.com/askuser-go/askuser/askusertest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -142,7 +141,7 @@ func askPart(ctx context.Context, d *askuser.Dispatcher, session askuser.Session
 		if round > 1 {
 			roundID = id + "/" + strconv.Itoa(round)
 		}
-		res := askusertest.Ask(ctx, d, session, roundID, req)
+		res := dispatch(ctx, d, session, roundID, req)
 		switch res.Outcome {
 		case askuser.Answered:
 		case askuser.Declined:

@@ -346,7 +346,7 @@ func TestServerCancelEndsQuestion(t *testing.T) {
 	if e := wait(t, done); !errors.Is(e.err, context.Canceled) {
 		t.Fatalf("server side: %+v, %v", e.res, e.err)
 	}
-	if (len(h.d.Pending(h.session)) > 0) {
+	if len(h.d.Pending(h.session)) > 0 {
 		t.Fatal("a question is still waiting")
 	}
 }

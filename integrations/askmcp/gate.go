@@ -21,7 +21,7 @@ import (
 // decide anything, and only toward asking less for what says it only reads.
 
 // The names of the defaults a Gate gives a call that no rule of the host's Policy
-// matches, as [askuser.ApprovalResult.Rule] and [observe.Audit.Rule] carry them when a
+// matches, as [askuser.ApprovalResult.Rule] and observe.Audit.Rule carry them when a
 // call runs without asking.
 const (
 	// RuleTrustedReadOnly allows a call of a tool that a trusted server marks
@@ -53,7 +53,7 @@ type GateOptions struct {
 // arguments approved or as the person edited them.
 //
 // A host wires it in one of two ways. With its tool calls going through the dispatcher
-// ([askuser.Dispatcher.RunTools], [askuser.Dispatcher.Wrap] and the adapters built on
+// ([askuser.Dispatcher.RunTools], [askuser.Dispatcher.RunTools] and the adapters built on
 // them), [Gate.Describe] is the Policy's Describe (or part of it: [Describe] joins the
 // gates of several servers) and [Gate.Run] the tool function that calls the server (or
 // part of it: [Run]). A host with a loop of its own calls [Gate.Call].
@@ -125,7 +125,7 @@ func (g *Gate) Describe(ctx context.Context, call askuser.ToolCall) *askuser.App
 
 // Run calls the server's tool that call names with call's arguments, as an
 // [askuser.ToolFunc] behind the gate: it does not decide anything itself, so it belongs
-// where the dispatcher has decided the call already ([askuser.Dispatcher.Wrap],
+// where the dispatcher has decided the call already ([askuser.Dispatcher.RunTools],
 // [askuser.Dispatcher.RunTools]), whose gate gives it the arguments approved. It returns
 // the text of the tool's result, and an error when the tool reported one (isError) or
 // could not be called; and an error for a call whose name has not the gate's Prefix.
@@ -159,7 +159,8 @@ func (g *Gate) Call(ctx context.Context, d *askuser.Dispatcher, call askuser.Too
 		problem := fmt.Sprintf("name: %q is not a tool of this server", call.Name)
 		return askuser.ApprovalResult{Outcome: askuser.Invalid, Problems: []string{problem}, Err: &askuser.ArgumentsError{Problems: []string{problem}}}, nil, nil
 	}
-	r := d.Approve(ctx, call, &g.approvalOptions(g.tool(ctx, name)))
+	o := g.approvalOptions(g.tool(ctx, name))
+	r := d.Approve(ctx, call, &o)
 	if !r.Allowed() {
 		return r, nil, nil
 	}

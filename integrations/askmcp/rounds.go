@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/askuser-go/askuser"
-	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,18 +56,20 @@ func (t *tool) round(ctx context.Context, req *mcp.CallToolRequest, callID strin
 	switch er.Action {
 	case ActionAccept:
 		var problems []string
-		res, problems = t.check(ctx, st.ID, parsed, answersOf(parsed, er.Content))
+		res, problems = t.check(ctx, st.ID, parsed, wire.ResultData{Answers: answersOf(parsed, er.Content)})
 		if problems != nil {
 			if st.Round < t.opts.MaxRounds {
 				st.Round++
 				return t.inputRequired(st, parsed, problems), nil
 			}
-			res = askuser.Result{Content: askuser.Declined.Content(), Outcome: askuser.Declined, RequestID: st.ID, Err: askuser.ErrDeclined}
+			res, _ = t.check(ctx, st.ID, parsed, wire.ResultData{Declined: true})
 		}
 	case ActionDecline:
-		res = askuser.Result{Content: askuser.Declined.Content(), Outcome: askuser.Declined, RequestID: st.ID, Err: askuser.ErrDeclined}
+		res, _ = t.check(ctx, st.ID, parsed, wire.ResultData{Declined: true})
 	default:
-		res = askuser.Result{Content: askuser.Cancelled.Content(), Outcome: askuser.Cancelled, RequestID: st.ID, Err: askuser.ErrCancelled}
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		res, _ = t.check(cancelled, st.ID, parsed, wire.ResultData{})
 	}
 	return toolResult(res), nil
 }
@@ -123,10 +124,10 @@ func (t *tool) openState(s string) (roundState, error) {
 // check checks answers to req as askuser checks any device's, and renders the tool
 // result, through the tool's own dispatcher whose only device, checker, answers at once
 // with them. It returns the problems of answers that askuser refuses.
-func (t *tool) check(ctx context.Context, id string, req *askuser.Request, answers []askuser.Answer) (askuser.Result, []string) {
+func (t *tool) check(ctx context.Context, id string, req *askuser.Request, reply wire.ResultData) (askuser.Result, []string) {
 	session := askuser.StringSession(uuid.NewString()) // one session per check: no two meet
-	t.checker.expect(session, answers)
-	res := askusertest.Ask(ctx, t.local, session, id, req)
+	t.checker.expect(session, reply)
+	res := dispatch(ctx, t.local, session, id, req)
 	problems := t.checker.done(session)
 	if problems != nil {
 		return askuser.Result{}, problems
@@ -141,13 +142,13 @@ type checker struct {
 	d *askuser.Dispatcher // set once, before any Send
 
 	mu       sync.Mutex
-	expected map[askuser.SessionID][]askuser.Answer // by session, until asked
-	problems map[askuser.SessionID][]string         // by session, until read by done
+	expected map[askuser.SessionID]wire.ResultData // by session, until asked
+	problems map[askuser.SessionID][]string        // by session, until read by done
 }
 
-func (c *checker) expect(session askuser.SessionID, answers []askuser.Answer) {
+func (c *checker) expect(session askuser.SessionID, reply wire.ResultData) {
 	c.mu.Lock()
-	c.expected[session] = answers
+	c.expected[session] = reply
 	c.mu.Unlock()
 }
 
@@ -167,15 +168,16 @@ func (c *checker) Send(ctx context.Context, ev wire.Event) error {
 		return nil
 	}
 	c.mu.Lock()
-	answers, ok := c.expected[ev.SessionID]
+	reply, ok := c.expected[ev.SessionID]
 	delete(c.expected, ev.SessionID)
 	c.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	reply, err := wire.NewEvent(wire.EventResult, ev.SessionID, wire.ResultData{RequestID: ev.RequestID(), Answers: answers})
+	reply.RequestID = ev.RequestID()
+	replyEv, err := wire.NewEvent(wire.EventResult, ev.SessionID, reply)
 	if err == nil {
-		err = c.d.Deliver(ctx, reply)
+		err = c.d.Deliver(ctx, replyEv)
 	}
 	if err != nil {
 		problems := []string{err.Error()}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
-	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -124,7 +123,7 @@ func NewTool(d *askuser.Dispatcher, opts *ToolOptions) (*mcp.Tool, mcp.ToolHandl
 		t.opts.StateKey = make([]byte, 32)
 		_, _ = rand.Read(t.opts.StateKey) // crypto/rand.Read never fails
 	}
-	t.checker = &checker{expected: map[askuser.SessionID][]askuser.Answer{}, problems: map[askuser.SessionID][]string{}}
+	t.checker = &checker{expected: map[askuser.SessionID]wire.ResultData{}, problems: map[askuser.SessionID][]string{}}
 	t.local = askuser.New(t.checker, nil)
 	t.checker.d = t.local
 	def := askuser.Definition()
@@ -171,13 +170,13 @@ func (t *tool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		call.ID = uuid.NewString() // the elicitation must know the id the question has
 	}
 	if !canElicit {
-		return toolResult(askusertest.Ask(ctx, t.d, session, call.ID, parsed)), nil
+		return toolResult(dispatch(ctx, t.d, session, call.ID, parsed)), nil
 	}
 	formCtx, closeForm := context.WithCancel(ctx)
 	closing := new(atomic.Bool)
 	cut := make(chan *formContext, 1)
 	go func() { cut <- t.elicitDevice(formCtx, closing, cancel, req.Session, session, call.ID, parsed) }()
-	res := askusertest.Ask(ctx, t.d, session, call.ID, parsed)
+	res := dispatch(ctx, t.d, session, call.ID, parsed)
 	// The question has ended. A form still open on the client is cancelled, and its
 	// cancellation sent, before the result is: over streamable HTTP go-sdk sends
 	// notifications/cancelled on the call's own stream, and drops whatever comes for a
@@ -398,4 +397,11 @@ func newProtocol(ss *mcp.ServerSession) bool {
 	}
 	p := ss.InitializeParams()
 	return p != nil && p.ProtocolVersion >= "2026-07-28"
+}
+
+// dispatch asks req as the ask_user_questions call id of the session: req, parsed from
+// a call, always encodes; should it not, the call is refused as invalid.
+func dispatch(ctx context.Context, d *askuser.Dispatcher, session askuser.SessionID, id string, req *askuser.Request) askuser.Result {
+	args, _ := json.Marshal(req)
+	return d.Dispatch(ctx, askuser.ToolCall{Session: session, ID: id, Name: askuser.ToolName, Arguments: args})
 }

@@ -195,8 +195,8 @@ func TestToolClientEndings(t *testing.T) {
 		content string
 		outcome askuser.Outcome
 	}{
-		{askmcp.ActionDecline, askuser.Declined.Content(), askuser.Declined},
-		{askmcp.ActionCancel, askuser.Cancelled.Content(), askuser.Cancelled},
+		{askmcp.ActionDecline, `{"error": "User declined to answer"}`, askuser.Declined},
+		{askmcp.ActionCancel, `{"error": "Session cancelled"}`, askuser.Cancelled},
 	} {
 		t.Run(c.action, func(t *testing.T) {
 			s := newServer(t, nil)

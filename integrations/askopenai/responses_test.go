@@ -100,8 +100,8 @@ func TestResponsesNotAnswered(t *testing.T) {
 		device  paneltest.Reply
 		content string
 	}{
-		{"declined", nil, paneltest.Decline, askuser.Declined.Content()},
-		{"timed out", &askuser.Options{Timeout: 50 * time.Millisecond}, paneltest.Silent, askuser.TimedOut.Content()},
+		{"declined", nil, paneltest.Decline, `{"error": "User declined to answer"}`},
+		{"timed out", &askuser.Options{Timeout: 50 * time.Millisecond}, paneltest.Silent, `{"error": "User did not respond within timeout"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newFakeAPI(t, "testdata/responses_unanswered.json", "/responses")

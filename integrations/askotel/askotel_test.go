@@ -169,7 +169,7 @@ func TestSpansOfEveryOutcome(t *testing.T) {
 			}
 		}
 	}
-	tool := d.Wrap(func(_ context.Context, c askuser.ToolCall) (string, error) {
+	tool := wrapTool(d, func(_ context.Context, c askuser.ToolCall) (string, error) {
 		if strings.Contains(string(c.Arguments), "fail") {
 			return "", errors.New("disk on fire")
 		}
@@ -281,7 +281,7 @@ func TestContent(t *testing.T) {
 	tel := newTelemetry(t, askotel.WithContent())
 	d := askuser.New(askusertest.NewTransport(), &askuser.Options{Observer: tel.obs, Policy: policy})
 	defer d.Close()
-	tool := d.Wrap(func(context.Context, askuser.ToolCall) (string, error) { return `{"files":["a"]}`, nil })
+	tool := wrapTool(d, func(context.Context, askuser.ToolCall) (string, error) { return `{"files":["a"]}`, nil })
 	if _, err := tool(context.Background(), askuser.ToolCall{Session: askuser.IntSession(1), ID: "c", Name: "list_files", Arguments: json.RawMessage(`{"dir":"/"}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestSamplerSeesAttributes(t *testing.T) {
 	}
 	d := askuser.New(askusertest.NewTransport(), &askuser.Options{Observer: obs, Policy: policy})
 	defer d.Close()
-	tool := d.Wrap(func(context.Context, askuser.ToolCall) (string, error) { return "ok", nil })
+	tool := wrapTool(d, func(context.Context, askuser.ToolCall) (string, error) { return "ok", nil })
 	if _, err := tool(context.Background(), askuser.ToolCall{Session: askuser.IntSession(1), ID: "c1", Name: "list_files", Arguments: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -439,5 +439,14 @@ func TestHubMetrics(t *testing.T) {
 			t.Fatal("the connection never left")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// wrapTool runs each call on its own as RunTools runs the calls of a turn: the tool
+// result, and the error.
+func wrapTool(d *askuser.Dispatcher, next askuser.ToolFunc) askuser.ToolFunc {
+	return func(ctx context.Context, call askuser.ToolCall) (string, error) {
+		o := d.RunTools(ctx, []askuser.ToolCall{call}, next)[0]
+		return o.Content, o.Err
 	}
 }

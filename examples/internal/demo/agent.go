@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/store"
 	"github.com/askuser-go/askuser/wire"
 )
 
@@ -29,8 +30,8 @@ const (
 // asker is what the agent needs of an [askuser.Dispatcher].
 type asker interface {
 	Dispatch(ctx context.Context, call askuser.ToolCall) askuser.Result
-	Approve(ctx context.Context, call askuser.ToolCall) askuser.ApprovalResult
-	Waiting(session askuser.SessionID) bool
+	Approve(ctx context.Context, call askuser.ToolCall, o *askuser.ApprovalOptions) askuser.ApprovalResult
+	Pending(session askuser.SessionID) []store.Record
 	CancelSession(session askuser.SessionID) int
 }
 
@@ -147,7 +148,7 @@ func (a *agent) status() (string, int) {
 	switch {
 	case !running:
 		return "idle", queued
-	case a.tools.Waiting(a.session):
+	case len(a.tools.Pending(a.session)) > 0:
 		return "waiting", queued
 	}
 	return "running", queued
@@ -181,7 +182,7 @@ func (a *agent) message(text string) error {
 		a.publish(EventUserMessage, map[string]any{"text": text, "queued": true})
 		// Waiting tells why it is queued: the agent waits for the person's answer (§6.5).
 		state := "running"
-		if a.tools.Waiting(a.session) {
+		if len(a.tools.Pending(a.session)) > 0 {
 			state = "waiting"
 		}
 		a.publishStatus(state, len(a.queue))
@@ -378,7 +379,7 @@ func (a *agent) ask(ctx context.Context, id string, arguments json.RawMessage) (
 // agent's reading of it. The dispatcher tells the devices when the call waits for the
 // person (see Server's transport).
 func (a *agent) callTool(ctx context.Context, id, name string, arguments json.RawMessage) (say, note string, goOn bool) {
-	r := a.tools.Approve(ctx, askuser.ToolCall{Session: a.session, ID: id, Name: name, Arguments: arguments})
+	r := a.tools.Approve(ctx, askuser.ToolCall{Session: a.session, ID: id, Name: name, Arguments: arguments}, nil)
 	data, say, note, goOn := CallTool(id, name, r)
 	a.publish(EventToolResult, data)
 	a.publishStatus(a.status())

@@ -313,7 +313,7 @@ func TestCancelEndsTheQuestionAndDropsTheQueue(t *testing.T) {
 	if !strings.Contains(all, "1 queued message(s) dropped") || !strings.Contains(all, "Run cancelled.") {
 		t.Fatalf("agent said %q", said)
 	}
-	if (len(r.d.Pending(r.dev.Session())) > 0) {
+	if len(r.d.Pending(r.dev.Session())) > 0 {
 		t.Fatal("still waiting after cancel")
 	}
 	// The next message starts a fresh run.

@@ -154,7 +154,7 @@ func New(opts *Options) (*Server, error) {
 	})
 	s.d = askuser.New(transport{s.hub, s.approvalSent}, &askuser.Options{
 		Timeout: o.Timeout, Policy: toolPolicy(),
-		Notifier: o.Notifier, NotifyAfter: o.NotifyAfter, Observer: o.Observer, Logger: o.Logger,
+		Notifier: o.Notifier, NotifyAfter: o.NotifyAfter, Observer: observe.Join(o.Observer, logTo(o.Logger)),
 	})
 	s.mux = http.NewServeMux()
 	s.mux.Handle("GET /ws", s.hub)
@@ -340,4 +340,12 @@ func (s *Server) onEvent(ctx context.Context, c *wshub.Conn, ev wire.Event) erro
 		return nil
 	}
 	return fmt.Errorf("%w: %q (the demo takes user_message and cancel)", wire.ErrUnsupportedEvent, ev.Type)
+}
+
+// logTo returns an observer that logs to l, or nil for no logger.
+func logTo(l *slog.Logger) observe.Observer {
+	if l == nil {
+		return nil
+	}
+	return observe.Log(l)
 }

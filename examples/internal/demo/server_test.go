@@ -235,7 +235,7 @@ func TestServerCloseEndsRuns(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not return while a run waited for an answer")
 	}
-	if (len(srv.Dispatcher().Pending(askuser.IntSession(9))) > 0) {
+	if len(srv.Dispatcher().Pending(askuser.IntSession(9))) > 0 {
 		t.Fatal("a question is still pending after Close")
 	}
 	if err := srv.agent(askuser.IntSession(9)).message("again"); err == nil {
