@@ -12,7 +12,7 @@ import (
 
 // Dialect is a form of JSON Schema that an LLM provider accepts for a tool's input.
 // Providers accept subsets of JSON Schema, and each refuses with a 400 what it does not
-// accept, so [DefinitionFor] gives the tool definition in the dialect of each.
+// accept, so [Definition] gives the tool definition in the dialect of each.
 //
 // Every dialect is derived from the one input schema, schema/input.json. A constraint
 // that a dialect cannot express moves into the description of its property, written as
@@ -83,27 +83,38 @@ var dialectNames = [dialectCount]string{
 	Gemini:          "gemini",
 }
 
-// String returns the dialect's name: "json-schema", "openai-strict",
+// name returns the dialect's name: "json-schema", "openai-strict",
 // "anthropic-strict" or "gemini".
-func (d Dialect) String() string {
+func (d Dialect) name() string {
 	if d >= 0 && d < dialectCount {
 		return dialectNames[d]
 	}
 	return fmt.Sprintf("Dialect(%d)", int(d))
 }
 
-// DefinitionFor returns the ask_user_questions tool definition with its input schema
-// in dialect d (see each [Dialect] for what it changes and why). The name, the
-// description and the output schema are those of [Definition] in every dialect: the
-// output schema describes the tool result for the host, and no provider receives it.
-// DefinitionFor(JSONSchema) is Definition(). The returned value is a fresh copy.
+// Definition returns the ask_user_questions tool definition: its name, description and
+// JSON Schemas, the files under schema/ in this module, embedded. With a dialect, the
+// input schema is in that dialect of a model API (see each [Dialect] for what it changes
+// and why); the name, the description and the output schema are the same in every
+// dialect (the output schema describes the tool result for the host, and no provider
+// receives it). Definition() is Definition(JSONSchema). The returned value is a fresh
+// copy.
 //
-// DefinitionFor panics when d is not one of the Dialect constants.
-func DefinitionFor(d Dialect) ToolDefinition {
-	if d < 0 || d >= dialectCount {
-		panic(fmt.Sprintf("askuser: DefinitionFor: unknown %v", d))
+// Definition panics when given more than one dialect, or one that is not one of the
+// Dialect constants.
+func Definition(dialect ...Dialect) ToolDefinition {
+	d := JSONSchema
+	switch len(dialect) {
+	case 0:
+	case 1:
+		d = dialect[0]
+	default:
+		panic("askuser: Definition: more than one dialect")
 	}
-	def := Definition()
+	if d < 0 || d >= dialectCount {
+		panic(fmt.Sprintf("askuser: Definition: unknown Dialect(%d)", int(d)))
+	}
+	def := definition()
 	if d != JSONSchema {
 		def.InputSchema = bytes.Clone(dialectInputs()[d])
 	}
@@ -113,7 +124,7 @@ func DefinitionFor(d Dialect) ToolDefinition {
 // dialectInputs derives the input schema of every dialect once, from the embedded file.
 var dialectInputs = sync.OnceValue(func() [dialectCount][]byte {
 	var out [dialectCount][]byte
-	src := Definition().InputSchema
+	src := definition().InputSchema
 	for d := OpenAIStrict; d < dialectCount; d++ {
 		out[d] = deriveInput(src, d)
 	}

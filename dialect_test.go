@@ -83,9 +83,9 @@ func isObjectType(n map[string]any) bool {
 }
 
 func TestDefinitionForJSONSchemaIsDefinition(t *testing.T) {
-	assert.Equal(t, Definition(), DefinitionFor(JSONSchema))
+	assert.Equal(t, Definition(), Definition(JSONSchema))
 	for _, d := range allDialects {
-		def := DefinitionFor(d)
+		def := Definition(d)
 		assert.Equal(t, ToolName, def.Name, d)
 		assert.Equal(t, Definition().Description, def.Description, d)
 		assert.Equal(t, Definition().OutputSchema, def.OutputSchema, d, "the output schema is the same in every dialect")
@@ -95,19 +95,19 @@ func TestDefinitionForJSONSchemaIsDefinition(t *testing.T) {
 
 func TestDefinitionForReturnsCopies(t *testing.T) {
 	for _, d := range allDialects {
-		a := DefinitionFor(d)
+		a := Definition(d)
 		want := bytes.Clone(a.InputSchema)
 		for i := range a.InputSchema {
 			a.InputSchema[i] = 'x'
 		}
-		assert.Equal(t, string(want), string(DefinitionFor(d).InputSchema), d)
+		assert.Equal(t, string(want), string(Definition(d).InputSchema), d)
 	}
 }
 
 func TestDefinitionForUnknownDialectPanics(t *testing.T) {
-	assert.PanicsWithValue(t, "askuser: DefinitionFor: unknown Dialect(4)", func() { DefinitionFor(Dialect(4)) })
-	assert.PanicsWithValue(t, "askuser: DefinitionFor: unknown Dialect(-1)", func() { DefinitionFor(Dialect(-1)) })
-	assert.Equal(t, "openai-strict", OpenAIStrict.String())
+	assert.PanicsWithValue(t, "askuser: DefinitionFor: unknown Dialect(4)", func() { Definition(Dialect(4)) })
+	assert.PanicsWithValue(t, "askuser: DefinitionFor: unknown Dialect(-1)", func() { Definition(Dialect(-1)) })
+	assert.Equal(t, "openai-strict", OpenAIStrict.name())
 }
 
 // The derived schemas, indented, are kept under testdata/dialects so that a change to
@@ -116,9 +116,9 @@ func TestDefinitionForUnknownDialectPanics(t *testing.T) {
 func TestDialectGoldenFiles(t *testing.T) {
 	for _, d := range allDialects[1:] {
 		var b bytes.Buffer
-		require.NoError(t, json.Indent(&b, DefinitionFor(d).InputSchema, "", "  "))
+		require.NoError(t, json.Indent(&b, Definition(d).InputSchema, "", "  "))
 		b.WriteByte('\n')
-		path := filepath.Join("testdata", "dialects", d.String()+".json")
+		path := filepath.Join("testdata", "dialects", d.name()+".json")
 		if *updateDialects {
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 			require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
@@ -138,7 +138,7 @@ func TestDialectGoldenFiles(t *testing.T) {
 //     (minLength and maxLength are not among them);
 //   - at most 5000 properties in all, at most 10 levels of object nesting.
 func TestOpenAIStrictRules(t *testing.T) {
-	nodes := walkSchema(t, DefinitionFor(OpenAIStrict).InputSchema)
+	nodes := walkSchema(t, Definition(OpenAIStrict).InputSchema)
 	plain := optionalProperties(t, JSONSchema)
 	root := nodes[0].node
 	assert.Equal(t, "object", root["type"], "the root is an object")
@@ -176,7 +176,7 @@ func TestOpenAIStrictRules(t *testing.T) {
 //   - only the keys the SDKs keep (the Go SDK's supportedSchemaKeys);
 //   - at most 24 optional parameters, and 16 using anyOf or type arrays, over all strict tools.
 func TestAnthropicStrictRules(t *testing.T) {
-	nodes := walkSchema(t, DefinitionFor(AnthropicStrict).InputSchema)
+	nodes := walkSchema(t, Definition(AnthropicStrict).InputSchema)
 	optional, unions := 0, 0
 	for _, n := range nodes {
 		for k, v := range n.node {
@@ -209,7 +209,7 @@ func TestAnthropicStrictRules(t *testing.T) {
 // in capitals, and refuses an OBJECT without properties. (askgenai's tests decode this
 // schema into genai.Schema, refusing unknown fields.)
 func TestGeminiRules(t *testing.T) {
-	nodes := walkSchema(t, DefinitionFor(Gemini).InputSchema)
+	nodes := walkSchema(t, Definition(Gemini).InputSchema)
 	assert.Equal(t, "OBJECT", nodes[0].node["type"])
 	types := []any{"STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL"}
 	for _, n := range nodes {
@@ -234,7 +234,7 @@ func TestGeminiRules(t *testing.T) {
 // optionalProperties returns the paths of the optional properties of a dialect's schema.
 func optionalProperties(t *testing.T, d Dialect) map[string]bool {
 	out := map[string]bool{}
-	for _, n := range walkSchema(t, DefinitionFor(d).InputSchema) {
+	for _, n := range walkSchema(t, Definition(d).InputSchema) {
 		if n.optional {
 			out[n.path] = true
 		}
@@ -249,7 +249,7 @@ func TestDialectConstraintsKeptOrDescribed(t *testing.T) {
 	plain := walkSchema(t, Definition().InputSchema)
 	for _, d := range allDialects[1:] {
 		byPath := map[string]map[string]any{}
-		for _, n := range walkSchema(t, DefinitionFor(d).InputSchema) {
+		for _, n := range walkSchema(t, Definition(d).InputSchema) {
 			byPath[n.path] = n.node
 		}
 		for _, p := range plain {
@@ -315,14 +315,14 @@ func TestDescribedConstraintsStillEnforced(t *testing.T) {
 // capitals; they are JSON Schema's types otherwise.
 func compileDialect(t *testing.T, d Dialect) *jsonschema.Schema {
 	t.Helper()
-	raw := DefinitionFor(d).InputSchema
+	raw := Definition(d).InputSchema
 	if d == Gemini {
 		for _, typ := range []string{"OBJECT", "ARRAY", "STRING", "BOOLEAN"} {
 			raw = bytes.ReplaceAll(raw, []byte(`"type":"`+typ+`"`), []byte(`"type":"`+strings.ToLower(typ)+`"`))
 		}
 	}
 	c := jsonschema.NewCompiler()
-	url := "mem://askuser/" + d.String() + ".json"
+	url := "mem://askuser/" + d.name() + ".json"
 	require.NoError(t, c.AddResource(url, bytes.NewReader(raw)))
 	s, err := c.Compile(url)
 	require.NoError(t, err)
@@ -357,7 +357,7 @@ func TestDialectOutputParses(t *testing.T) {
 		{Gemini, dialectSampleArgs},
 		{Gemini, withPreviews},
 	} {
-		t.Run(tc.d.String(), func(t *testing.T) {
+		t.Run(tc.d.name(), func(t *testing.T) {
 			validFor(t, compileDialect(t, tc.d), tc.args)
 			req, err := ParseArguments([]byte(tc.args))
 			require.NoError(t, err)
@@ -434,7 +434,7 @@ func TestDialectsSameWhetherOptionalAdmitsNull(t *testing.T) {
 	without, with := withOptionalNull(t, false), withOptionalNull(t, true)
 	require.NotEqual(t, string(without), string(with))
 	for _, d := range allDialects[1:] {
-		assert.JSONEq(t, string(deriveInput(without, d)), string(deriveInput(with, d)), d.String())
-		assert.JSONEq(t, string(DefinitionFor(d).InputSchema), string(deriveInput(with, d)), d.String())
+		assert.JSONEq(t, string(deriveInput(without, d)), string(deriveInput(with, d)), d.name())
+		assert.JSONEq(t, string(Definition(d).InputSchema), string(deriveInput(with, d)), d.name())
 	}
 }

@@ -43,7 +43,7 @@ func Example() {
 	})
 	fmt.Println(res.Outcome)
 	fmt.Println(res.Content)
-	fmt.Println(res.Summary("en"), "/", res.Summary("zh-CN"))
+	fmt.Println(askuser.Summary(res.Content, "en"), "/", askuser.Summary(res.Content, "zh-CN"))
 	// Output:
 	// answered
 	// {"answers":[{"question":"Which framework should we use?","selectedLabels":["Vue 3 (Recommended)"],"customInput":null}]}
@@ -124,7 +124,7 @@ func ExampleDispatcher_RunTools() {
 	for _, o := range outs {
 		fmt.Println(o.Call.ID, o.IsError, o.Content)
 	}
-	fmt.Println(errors.Is(outs[1].Err, askuser.ErrUndelivered), outs[1].Refused())
+	fmt.Println(errors.Is(outs[1].Err, askuser.ErrUndelivered), outs[1].Refused)
 	// Output:
 	// call_1 false contents of read_file
 	// call_2 true {"error": "No device of the user is connected; the question was not asked"}

@@ -772,10 +772,10 @@ func TestRunTools(t *testing.T) {
 	assert.Contains(t, out[2].Content, `"result": "delete_branch ran with {\"name\":\"b\"}"`)
 	assert.False(t, out[2].IsError)
 	assert.True(t, out[3].IsError)
-	assert.True(t, out[3].Refused())
+	assert.True(t, out[3].Refused)
 	assert.Contains(t, out[3].Content, "not allowed here")
 	assert.True(t, out[4].IsError)
-	assert.False(t, out[4].Refused())
+	assert.False(t, out[4].Refused)
 	assert.Equal(t, "disk on fire", out[4].Content)
 }
 

@@ -42,9 +42,9 @@ type ToolDefinition struct {
 	OutputSchema json.RawMessage `json:"outputSchema"`
 }
 
-// Definition returns the ask_user_questions tool definition. The schemas are the files
-// under schema/ in this module, embedded. The returned value is a fresh copy.
-func Definition() ToolDefinition {
+// definition returns the ask_user_questions tool definition with its JSON Schemas as
+// they are, a fresh copy.
+func definition() ToolDefinition {
 	s := loadSchemas()
 	return ToolDefinition{
 		Name:         ToolName,

@@ -59,9 +59,6 @@ func Summary(content, locale string) string {
 	return pick("Unrecognized result", "无法识别的结果")
 }
 
-// Summary returns [Summary] of the result's content.
-func (r Result) Summary(locale string) string { return Summary(r.Content, locale) }
-
 // Transcript renders a finished call as plain text for a history view (§5): each
 // question with its header (when it has one) and options, then what the person chose
 // or why there is no answer. arguments and content are the tool call's arguments and its result, as stored.

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Errors of a device's event, which askuser.Dispatcher.HandleEvent and transports return, and
+// Errors of a device's event, which a dispatcher's Inbound and transports return, and
 // which [ErrorEvent] turns into the event that tells the device.
 var (
 	// ErrNotPending: no question with that requestId is pending for the session: it never

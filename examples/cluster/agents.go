@@ -573,7 +573,7 @@ func (a *agents) runOnce(s askuser.SessionID, resumed string) (bool, error) {
 				say, note, goOn = demo.Reaction(res, req)
 				result = map[string]any{
 					"requestId": run.CallID, "content": res.Content, "outcome": res.Outcome.String(),
-					"isError": res.IsError(), "summary": res.Summary("en"),
+					"isError": res.IsError(), "summary": askuser.Summary(res.Content, "en"),
 				}
 			}
 		}

@@ -71,7 +71,7 @@ func main() {
 	fmt.Println()
 	fmt.Println("tool result:", res.Content)
 	fmt.Println("outcome:    ", res.Outcome)
-	fmt.Println("summary:    ", res.Summary("en"), "/", res.Summary("zh"))
+	fmt.Println("summary:    ", askuser.Summary(res.Content, "en"), "/", askuser.Summary(res.Content, "zh"))
 	fmt.Println()
 	fmt.Print(askuser.Transcript(arguments, res.Content))
 }

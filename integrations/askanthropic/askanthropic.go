@@ -42,7 +42,7 @@ import (
 // anthropic.Bool(false) (or leave it unset) for a model that does not support it.
 // Each call returns a fresh value.
 func ToolParam() anthropic.ToolParam {
-	def := askuser.DefinitionFor(askuser.AnthropicStrict)
+	def := askuser.Definition(askuser.AnthropicStrict)
 	var schema map[string]any
 	if err := json.Unmarshal(def.InputSchema, &schema); err != nil {
 		panic("askanthropic: the askuser input schema is not a JSON object: " + err.Error())

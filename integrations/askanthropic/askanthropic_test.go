@@ -92,7 +92,7 @@ func TestToolOnTheWire(t *testing.T) {
 		t.Fatalf("tools = %v", tools)
 	}
 	tool := tools[0].(map[string]any)
-	def := askuser.DefinitionFor(askuser.AnthropicStrict)
+	def := askuser.Definition(askuser.AnthropicStrict)
 	if tool["name"] != askuser.ToolName || tool["description"] != def.Description || tool["strict"] != true {
 		t.Errorf("tool = %v", tool)
 	}

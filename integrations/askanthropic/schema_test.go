@@ -33,8 +33,8 @@ func transform(t *testing.T, schema map[string]any) map[string]any {
 // The SDK's transform leaves the AnthropicStrict schema exactly as it is: nothing in it
 // is refused by strict tool use.
 func TestSDKTransformLeavesStrictSchemaUnchanged(t *testing.T) {
-	ours := schemaMap(t, askuser.DefinitionFor(askuser.AnthropicStrict).InputSchema)
-	got := transform(t, schemaMap(t, askuser.DefinitionFor(askuser.AnthropicStrict).InputSchema))
+	ours := schemaMap(t, askuser.Definition(askuser.AnthropicStrict).InputSchema)
+	got := transform(t, schemaMap(t, askuser.Definition(askuser.AnthropicStrict).InputSchema))
 	if !reflect.DeepEqual(got, ours) {
 		t.Errorf("the SDK changed the AnthropicStrict schema:\n%s\nwant:\n%s", mustJSON(t, got), mustJSON(t, ours))
 	}
@@ -49,7 +49,7 @@ func TestSDKTransformOfPlainSchema(t *testing.T) {
 	plain := schemaMap(t, askuser.Definition().InputSchema)
 	got := transform(t, plain)
 
-	want := schemaMap(t, askuser.DefinitionFor(askuser.AnthropicStrict).InputSchema)
+	want := schemaMap(t, askuser.Definition(askuser.AnthropicStrict).InputSchema)
 	want["description"] = "{$id: " + plain["$id"].(string) + ", $schema: " + plain["$schema"].(string) + "}"
 	want["properties"].(map[string]any)["metadata"] = map[string]any{
 		"type":                 "object",

@@ -95,7 +95,7 @@ func (g *Gate) InvokableRun(ctx context.Context, argumentsInJSON string, opts ..
 // Approval is the info of an [InterruptGate]'s interrupt: the tool call waiting for the
 // person's decision on the session's devices, by its request id (which the
 // dispatcher's observer (observe.Hooks.OnEnd, observe.Hooks.OnAudit) names when it is
-// decided, and askuser.Dispatcher.PendingApprovals lists while it waits).
+// decided, and askuser.Dispatcher.Pending lists while it waits).
 type Approval struct {
 	RequestID string
 	// Tool and Arguments are the call as the model made it.

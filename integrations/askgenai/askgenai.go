@@ -53,7 +53,7 @@ import (
 // A host that prefers JSON Schema can set ParametersJsonSchema instead, to the
 // [askuser.JSONSchema] dialect (and Parameters to nil); Gemini takes that form too.
 func FunctionDeclaration() *genai.FunctionDeclaration {
-	def := askuser.DefinitionFor(askuser.Gemini)
+	def := askuser.Definition(askuser.Gemini)
 	var params genai.Schema
 	if err := json.Unmarshal(def.InputSchema, &params); err != nil {
 		panic("askgenai: the askuser Gemini schema is not a genai.Schema: " + err.Error())

@@ -111,7 +111,7 @@ func TestDeclarationOnTheWire(t *testing.T) {
 	api := newFakeAPI(t, "testdata/answered.json")
 	d, _ := paneltest.New(t, askuser.IntSession(session), nil, ciChoices)
 	converse(t, api, d)
-	def := askuser.DefinitionFor(askuser.Gemini)
+	def := askuser.Definition(askuser.Gemini)
 	want := map[string]any{"functionDeclarations": []any{map[string]any{
 		"name": askuser.ToolName, "description": def.Description, "parameters": decode(t, def.InputSchema),
 	}}}
@@ -222,7 +222,7 @@ func TestCallIDIsStable(t *testing.T) {
 // The Gemini dialect is exactly a genai.Schema: it decodes with no unknown field and
 // encodes back to the same value.
 func TestDeclarationIsAGenaiSchema(t *testing.T) {
-	raw := askuser.DefinitionFor(askuser.Gemini).InputSchema
+	raw := askuser.Definition(askuser.Gemini).InputSchema
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var s genai.Schema

@@ -59,7 +59,7 @@ import (
 // parameters returns the OpenAI-strict input schema as the SDK takes it.
 func parameters() map[string]any {
 	var schema map[string]any
-	if err := json.Unmarshal(askuser.DefinitionFor(askuser.OpenAIStrict).InputSchema, &schema); err != nil {
+	if err := json.Unmarshal(askuser.Definition(askuser.OpenAIStrict).InputSchema, &schema); err != nil {
 		panic("askopenai: the askuser input schema is not a JSON object: " + err.Error())
 	}
 	return schema
@@ -69,7 +69,7 @@ func parameters() map[string]any {
 // parameters in the [askuser.OpenAIStrict] dialect and "strict": true. Each call returns
 // a fresh value.
 func ChatTool() openai.ChatCompletionToolUnionParam {
-	def := askuser.DefinitionFor(askuser.OpenAIStrict)
+	def := askuser.Definition(askuser.OpenAIStrict)
 	return openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 		Name:        def.Name,
 		Description: openai.String(def.Description),
@@ -82,7 +82,7 @@ func ChatTool() openai.ChatCompletionToolUnionParam {
 // with its parameters in the [askuser.OpenAIStrict] dialect and "strict": true. Each
 // call returns a fresh value.
 func ResponsesTool() responses.ToolUnionParam {
-	def := askuser.DefinitionFor(askuser.OpenAIStrict)
+	def := askuser.Definition(askuser.OpenAIStrict)
 	return responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{
 		Name:        def.Name,
 		Description: openai.String(def.Description),

@@ -45,7 +45,7 @@ func jsonValue(t *testing.T, v any) any {
 func schemaValue(t *testing.T, d askuser.Dialect) any {
 	t.Helper()
 	var v any
-	if err := json.Unmarshal(askuser.DefinitionFor(d).InputSchema, &v); err != nil {
+	if err := json.Unmarshal(askuser.Definition(d).InputSchema, &v); err != nil {
 		t.Fatal(err)
 	}
 	return v
@@ -114,7 +114,7 @@ func TestChatToolOnTheWire(t *testing.T) {
 	api := newFakeAPI(t, "testdata/chat_answered.json", "/chat/completions")
 	d, _ := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick("Sidebar (Recommended)"))
 	converseChat(t, api, d)
-	def := askuser.DefinitionFor(askuser.OpenAIStrict)
+	def := askuser.Definition(askuser.OpenAIStrict)
 	want := map[string]any{"type": "function", "function": map[string]any{
 		"name": askuser.ToolName, "description": def.Description, "strict": true,
 		"parameters": schemaValue(t, askuser.OpenAIStrict),

@@ -76,7 +76,7 @@ func TestResponsesAnswered(t *testing.T) {
 	d, asked := paneltest.New(t, askuser.IntSession(session), nil, paneltest.Pick("Sidebar (Recommended)"))
 	final := converseResponses(t, api, d)
 
-	def := askuser.DefinitionFor(askuser.OpenAIStrict)
+	def := askuser.Definition(askuser.OpenAIStrict)
 	wantTool := map[string]any{"type": "function", "name": askuser.ToolName, "description": def.Description,
 		"strict": true, "parameters": schemaValue(t, askuser.OpenAIStrict)}
 	if tools := api.request(t, 0)["tools"].([]any); len(tools) != 1 || !reflect.DeepEqual(tools[0], wantTool) {

@@ -366,7 +366,7 @@ func (a *agent) ask(ctx context.Context, id string, arguments json.RawMessage) (
 		"content":   res.Content,
 		"outcome":   res.Outcome.String(),
 		"isError":   res.IsError(),
-		"summary":   res.Summary("en"),
+		"summary":   askuser.Summary(res.Content, "en"),
 	})
 	a.publishStatus(a.status())
 	req, _ := askuser.ParseArguments(arguments)

@@ -17,11 +17,12 @@ type ToolOutput struct {
 	IsError bool
 	// Err is nil when the call ended well. Otherwise it is the outcome's error when
 	// askuser ended it without a result (no answer, not allowed to run: errors.Is finds
-	// [ErrTimeout], [ErrDenied], ... in it, and [ToolOutput.Refused] reports true), or the
-	// host's tool's own error.
+	// [ErrTimeout], [ErrDenied], ... in it, and Refused is set), or the host's tool's own
+	// error.
 	Err error
-
-	refused bool
+	// Refused says that askuser ended the call without a result (no answer, or not
+	// allowed to run), as opposed to the host's tool failing.
+	Refused bool
 }
 
 // RunTools runs the tool calls of one model turn, each on its own and all at once:
@@ -51,7 +52,7 @@ func (d *Dispatcher) RunTools(ctx context.Context, calls []ToolCall, run ToolFun
 				content = err.Error()
 			}
 			if re, ok := err.(*resultError); ok {
-				out[i] = ToolOutput{Call: c, Content: content, IsError: true, Err: re.err, refused: true}
+				out[i] = ToolOutput{Call: c, Content: content, IsError: true, Err: re.err, Refused: true}
 				return
 			}
 			out[i] = ToolOutput{Call: c, Content: content, IsError: err != nil, Err: err}
@@ -62,10 +63,4 @@ func (d *Dispatcher) RunTools(ctx context.Context, calls []ToolCall, run ToolFun
 		panic(panicValue)
 	}
 	return out
-}
-
-// Refused reports whether askuser ended the call without a result (no answer, or not
-// allowed to run), as opposed to the host's tool failing.
-func (o ToolOutput) Refused() bool {
-	return o.refused
 }
