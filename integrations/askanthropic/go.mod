@@ -2,11 +2,9 @@ module github.com/askuser-go/askuser/integrations/askanthropic
 
 go 1.26
 
-replace github.com/askuser-go/askuser => ../../
-
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.17.0
-	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
+	github.com/askuser-go/askuser v0.1.0
 	github.com/coder/websocket v1.8.15
 )
 

@@ -2,10 +2,8 @@ module github.com/askuser-go/askuser/integrations/askgenai
 
 go 1.26
 
-replace github.com/askuser-go/askuser => ../../
-
 require (
-	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
+	github.com/askuser-go/askuser v0.1.0
 	github.com/coder/websocket v1.8.15
 	google.golang.org/genai v1.77.0
 )
