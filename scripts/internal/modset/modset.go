@@ -182,7 +182,7 @@ func gitModules(root string) ([]string, error) {
 
 // GoMod is the part of `go mod edit -json`'s output read here.
 type GoMod struct {
-	Module struct{ Path string }
+	Module  struct{ Path string }
 	Require []struct {
 		Path     string
 		Version  string
