@@ -3,7 +3,7 @@
 // library's go.mod.
 module github.com/askuser-go/askuser/test
 
-go 1.26
+go 1.26.0
 
 replace github.com/askuser-go/askuser => ../
 
@@ -13,6 +13,7 @@ require (
 	github.com/chromedp/chromedp v0.23.1
 	github.com/coder/websocket v1.8.15
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	golang.org/x/mod v0.41.0
 )
 
 require (
