@@ -36,7 +36,7 @@ func main() {
 			fail(err)
 		}
 		for _, d := range changed {
-			fmt.Printf("versions: rewrote %s/go.mod\n", d)
+			fmt.Printf("versions: rewrote %s\n", d)
 		}
 	}
 	problems, err := modset.Check(root, mods)

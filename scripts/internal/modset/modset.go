@@ -248,6 +248,9 @@ func Check(root string, mods []Module) ([]string, error) {
 			}
 		}
 		if m.Released() {
+			if p := checkVersionFunc(root, m); p != "" {
+				problems = append(problems, p)
+			}
 			for _, r := range gm.Replace {
 				if _, ok := byPath[r.Old.Path]; ok {
 					problems = append(problems, fmt.Sprintf("%s/go.mod replaces %s: a library module must not (go.work points it at the tree)", m.Dir, r.Old.Path))
@@ -260,7 +263,8 @@ func Check(root string, mods []Module) ([]string, error) {
 
 // Sync rewrites the go.mod files under root so that Check finds nothing: every
 // requirement of a sibling at its version in mods, and no replace of a sibling in a
-// released module. It returns the directories whose go.mod it changed.
+// released module, and each Version function of versionFuncs returning its version. It
+// returns the directories of the modules it changed.
 func Sync(root string, mods []Module) ([]string, error) {
 	byPath := map[string]Module{}
 	for _, m := range mods {
@@ -290,7 +294,14 @@ func Sync(root string, mods []Module) ([]string, error) {
 				}
 			}
 		}
+		rewrote, err := syncVersionFunc(root, m)
+		if err != nil {
+			return nil, err
+		}
 		if len(edits) == 0 {
+			if rewrote {
+				changed = append(changed, m.Dir)
+			}
 			continue
 		}
 		if _, err := goCmd(dir, append([]string{"mod", "edit"}, edits...)...); err != nil {
@@ -299,4 +310,47 @@ func Sync(root string, mods []Module) ([]string, error) {
 		changed = append(changed, m.Dir)
 	}
 	return changed, nil
+}
+
+// versionFuncs are the Go files, by module directory, whose function Version returns the
+// module's version without its "v": the OpenTelemetry instrumentation's scope version.
+var versionFuncs = map[string]string{"integrations/askotel": "askotel.go"}
+
+var versionFunc = regexp.MustCompile(`func Version\(\) string \{ return "([^"]*)" \}`)
+
+func checkVersionFunc(root string, m Module) string {
+	file, ok := versionFuncs[m.Dir]
+	if !ok {
+		return ""
+	}
+	name := filepath.ToSlash(filepath.Join(m.Dir, file))
+	data, err := os.ReadFile(filepath.Join(root, name))
+	if err != nil {
+		return err.Error()
+	}
+	match := versionFunc.FindSubmatch(data)
+	switch {
+	case match == nil:
+		return fmt.Sprintf("%s has no func Version() string { return \"...\" }", name)
+	case "v"+string(match[1]) != m.Version:
+		return fmt.Sprintf("%s: Version() returns %q; %s says %s", name, match[1], File, m.Version)
+	}
+	return ""
+}
+
+func syncVersionFunc(root string, m Module) (bool, error) {
+	file, ok := versionFuncs[m.Dir]
+	if !ok || checkVersionFunc(root, m) == "" {
+		return false, nil
+	}
+	name := filepath.Join(root, m.Dir, file)
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return false, err
+	}
+	if !versionFunc.Match(data) {
+		return false, nil // Check names it
+	}
+	data = versionFunc.ReplaceAll(data, []byte(`func Version() string { return "`+strings.TrimPrefix(m.Version, "v")+`" }`))
+	return true, os.WriteFile(name, data, 0o644)
 }
