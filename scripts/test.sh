@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: formatting, doc links, the modules' versions and API records,
 # vet and staticcheck of every module, a short run of each fuzz target, one pass of every
-# benchmark, the browser tests in headless
-# Chromium, and the tests of every module, race-enabled but for the LLM SDK adapters.
+# benchmark, the browser tests in headless Chromium, and the tests of every module,
+# race-enabled but for the LLM SDK adapters.
 # The modules are every directory with a go.mod that git knows, so a new one is tested
 # without being named here. Run it from anywhere in the repository:
 #
