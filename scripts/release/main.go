@@ -4,15 +4,15 @@
 //
 //	go run ./scripts/release -version v0.2.0
 //
-// It stops, changing nothing, unless the work tree is clean (nothing to commit, no
-// untracked file), gofmt has nothing to change, the go.mod files agree with versions.txt
-// (go run ./scripts/versions), the API records are current (go run
-// ./scripts/apirecord), and no module's tag for the version exists yet. Then it writes the
-// version into versions.txt for every released module and runs what go run
-// ./scripts/versions -w does: every go.mod requires its siblings at the new version. The
-// outside check (test/release, TestOutside) then gets the modules at that version from
-// the tree, as a user will; run it before tagging. docs/RELEASING.md has the whole
-// procedure.
+// It stops, changing nothing, unless CHANGELOG.md has a section "## vX.Y.Z", the work
+// tree is clean (nothing to commit, no untracked file), gofmt has nothing to change, the
+// go.mod files agree with versions.txt (go run ./scripts/versions), the API records are
+// current (go run ./scripts/apirecord), and no module's tag for the version exists yet.
+// Then it writes the version into versions.txt for every released module and does what
+// go run ./scripts/versions -w does: every go.mod requires its siblings at the new
+// version. The outside check (TestOutside, in test/release) then gets the modules at
+// that version from the tree, as a user will; run it before tagging. docs/RELEASING.md
+// has the whole procedure.
 package main
 
 import (
@@ -57,6 +57,9 @@ func main() {
 	if _, err := run("go", "run", "./scripts/apirecord"); err != nil {
 		problems = append(problems, err.Error())
 	}
+	if changelog, err := os.ReadFile("CHANGELOG.md"); err != nil || !bytes.Contains(changelog, []byte("\n## "+*version)) {
+		problems = append(problems, "CHANGELOG.md has no section \"## "+*version+"\" (write and commit it first)")
+	}
 	var tags []string
 	for i := range mods {
 		if !mods[i].Released() {
@@ -90,7 +93,7 @@ func main() {
 		fmt.Printf("; rewrote %s and %s", modset.File, strings.Join(changed, ", "))
 	}
 	fmt.Println(".")
-	fmt.Println("Add the release to CHANGELOG.md, run the outside check, then commit, tag and push:")
+	fmt.Println("Run the outside check, then commit, tag and push:")
 	fmt.Println()
 	fmt.Println("\t(cd test && go test -count=1 -run TestOutside ./release/)")
 	if out := output("git", "status", "--porcelain"); out != "" {
