@@ -133,7 +133,7 @@ func Write(root string, mods []Module) error {
 	for _, m := range mods {
 		version[m.Dir] = m.Version
 	}
-	lines := strings.SplitAfter(string(data), "\n")
+	lines := strings.Split(string(data), "\n")
 	for i, line := range lines {
 		body, comment := line, ""
 		if j := strings.IndexByte(line, '#'); j >= 0 {
@@ -145,14 +145,10 @@ func Write(root string, mods []Module) error {
 		}
 		dir := filepath.ToSlash(filepath.Clean(fields[0]))
 		if v, ok := version[dir]; ok && v != fields[1] {
-			nl := ""
-			if strings.HasSuffix(line, "\n") && comment == "" {
-				nl = "\n"
-			}
-			lines[i] = strings.Replace(body, fields[1], v, 1) + comment + nl
+			lines[i] = strings.Replace(body, fields[1], v, 1) + comment
 		}
 	}
-	return os.WriteFile(name, []byte(strings.Join(lines, "")), 0o644)
+	return os.WriteFile(name, []byte(strings.Join(lines, "\n")), 0o644)
 }
 
 func contains(list []string, s string) bool {
