@@ -46,7 +46,8 @@ func main() {
 
 	var problems []string
 	if out := output("git", "status", "--porcelain"); out != "" {
-		problems = append(problems, "the work tree is not clean (commit first):\n"+out)
+		status, _ := run("git", "status", "--short")
+		problems = append(problems, "the work tree is not clean (commit first):\n"+status)
 	}
 	if out := output("sh", "-c", "gofmt -l $(git ls-files '*.go')"); out != "" {
 		problems = append(problems, "gofmt would change:\n"+out)

@@ -47,11 +47,13 @@ func TestOutside(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	proxy := filepath.Join(tmp, "proxy")
-	size := 0
+	size, sizes := 0, []string{}
 	for _, m := range mods {
-		size += writeModule(t, proxy, root, m)
+		n := writeModule(t, proxy, root, m)
+		size += n
+		sizes = append(sizes, fmt.Sprintf("%s %d", m.dir, n/1024))
 	}
-	t.Logf("proxy directory: %d modules, %d KiB", len(mods), size/1024)
+	t.Logf("proxy directory: %d modules, %d KiB (%s)", len(mods), size/1024, strings.Join(sizes, ", "))
 
 	cache := strings.TrimSpace(string(run(t, root, nil, "go", "env", "GOMODCACHE")))
 	host := filepath.Join(tmp, "host")
