@@ -4,6 +4,11 @@
 //
 //	go run ./scripts/versions      # check
 //	go run ./scripts/versions -w   # make the go.mod files agree with versions.txt
+//	go run ./scripts/versions -tidy   # go mod tidy in every module
+//
+// go mod tidy ignores the workspace, so in a library module it would look for its
+// siblings at their versions in versions.txt, which may not be published yet: -tidy runs
+// it in every module with the siblings replaced by their directories for the while.
 //
 // A library module requires its siblings at their versions in versions.txt and has no
 // replace of them (go.work points them at the tree during development); the examples and
@@ -21,6 +26,7 @@ import (
 
 func main() {
 	write := flag.Bool("w", false, "rewrite the go.mod files to agree with versions.txt")
+	tidy := flag.Bool("tidy", false, "run go mod tidy in every module, its siblings taken from the tree")
 	flag.Parse()
 	root, err := modset.Root()
 	if err != nil {
@@ -37,6 +43,11 @@ func main() {
 		}
 		for _, d := range changed {
 			fmt.Printf("versions: rewrote %s\n", d)
+		}
+	}
+	if *tidy {
+		if err := modset.Tidy(root, mods); err != nil {
+			fail(err)
 		}
 	}
 	problems, err := modset.Check(root, mods)

@@ -204,8 +204,13 @@ func ReadGoMod(dir string) (*GoMod, error) {
 }
 
 func goCmd(dir string, args ...string) ([]byte, error) {
+	return goCmdEnv(dir, nil, args...)
+}
+
+func goCmdEnv(dir string, env []string, args ...string) ([]byte, error) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -349,4 +354,54 @@ func syncVersionFunc(root string, m Module) (bool, error) {
 	}
 	data = versionFunc.ReplaceAll(data, []byte(`func Version() string { return "`+strings.TrimPrefix(m.Version, "v")+`" }`))
 	return true, os.WriteFile(name, data, 0o644)
+}
+
+// Tidy runs go mod tidy in every module of mods, outside the workspace, with each
+// released sibling replaced by its directory for the while (go mod tidy ignores go.work,
+// and a sibling's version in versions.txt may not be published yet, or may lack what the
+// tree has). The replaces of the released modules are dropped again afterwards; those of
+// the unreleased ones are theirs and stay.
+func Tidy(root string, mods []Module) error {
+	for _, m := range mods {
+		dir := filepath.Join(root, m.Dir)
+		gm, err := ReadGoMod(dir)
+		if err != nil {
+			return err
+		}
+		had := map[string]bool{}
+		for _, r := range gm.Replace {
+			had[r.Old.Path] = true
+		}
+		var add, drop []string
+		for _, sib := range mods {
+			if sib.Dir == m.Dir || !sib.Released() || had[sib.Path] {
+				continue
+			}
+			rel, err := filepath.Rel(dir, filepath.Join(root, sib.Dir))
+			if err != nil {
+				return err
+			}
+			rel = filepath.ToSlash(rel)
+			if !strings.HasPrefix(rel, "../") {
+				rel = "./" + rel
+			}
+			add = append(add, "-replace="+sib.Path+"="+rel)
+			drop = append(drop, "-dropreplace="+sib.Path)
+		}
+		if len(add) > 0 {
+			if _, err := goCmd(dir, append([]string{"mod", "edit"}, add...)...); err != nil {
+				return err
+			}
+		}
+		_, tidyErr := goCmdEnv(dir, []string{"GOWORK=off"}, "mod", "tidy")
+		if len(drop) > 0 {
+			if _, err := goCmd(dir, append([]string{"mod", "edit"}, drop...)...); err != nil {
+				return err
+			}
+		}
+		if tidyErr != nil {
+			return tidyErr
+		}
+	}
+	return nil
 }
