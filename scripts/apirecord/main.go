@@ -277,7 +277,11 @@ func (w *writer) typeParams(tp *types.TypeParamList) string {
 func (w *writer) typeName(obj *types.TypeName) {
 	name := obj.Name()
 	if obj.IsAlias() {
-		w.add("type %s = %s", name, w.typ(obj.Type()))
+		rhs := types.Unalias(obj.Type())
+		if a, ok := obj.Type().(*types.Alias); ok {
+			rhs = a.Rhs()
+		}
+		w.add("type %s = %s", name, w.typ(rhs))
 		return
 	}
 	named, ok := obj.Type().(*types.Named)
