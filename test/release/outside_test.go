@@ -94,7 +94,7 @@ func TestOutside(t *testing.T) {
 			_, req, _ := strings.Cut(edge, " ")
 			path, version, _ := strings.Cut(req, "@")
 			if want, ok := released[path]; ok && version != want {
-				t.Errorf("%s %s, required alone: %s requires %s, not %s", m.path, m.version, strings.Fields(edge)[0], req, want)
+				t.Errorf("%s %s, required alone: %s requires %s, not %s, the version being released (go run ./scripts/versions -w sets it)", m.path, m.version, strings.Fields(edge)[0], req, want)
 			}
 		}
 	}
