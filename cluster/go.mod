@@ -2,10 +2,8 @@ module github.com/askuser-go/askuser/cluster
 
 go 1.26.0
 
-replace github.com/askuser-go/askuser => ../
-
 require (
-	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
+	github.com/askuser-go/askuser v0.1.0
 	github.com/coder/websocket v1.8.15
 	github.com/nats-io/nats-server/v2 v2.15.3
 	github.com/nats-io/nats.go v1.56.0

@@ -18,12 +18,12 @@ replace (
 
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.17.0
-	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
-	github.com/askuser-go/askuser/cluster v0.0.0-00010101000000-000000000000
-	github.com/askuser-go/askuser/integrations/askanthropic v0.0.0-00010101000000-000000000000
-	github.com/askuser-go/askuser/integrations/askopenai v0.0.0-00010101000000-000000000000
-	github.com/askuser-go/askuser/integrations/askotel v0.0.0-00010101000000-000000000000
-	github.com/askuser-go/askuser/tui v0.0.0-00010101000000-000000000000
+	github.com/askuser-go/askuser v0.1.0
+	github.com/askuser-go/askuser/cluster v0.1.0
+	github.com/askuser-go/askuser/integrations/askanthropic v0.1.0
+	github.com/askuser-go/askuser/integrations/askopenai v0.1.0
+	github.com/askuser-go/askuser/integrations/askotel v0.1.0
+	github.com/askuser-go/askuser/tui v0.1.0
 	github.com/charmbracelet/x/vt v0.1.0
 	github.com/chromedp/chromedp v0.23.1
 	github.com/coder/websocket v1.8.15

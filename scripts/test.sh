@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The project's test command: formatting, doc links, vet and staticcheck of every module, a short
-# run of each fuzz target, one pass of every benchmark, the browser tests in headless
-# Chromium, and the tests of every module, race-enabled but for the LLM SDK adapters.
+# The project's test command: formatting, doc links, the modules' versions and API records,
+# vet and staticcheck of every module, a short run of each fuzz target, one pass of every
+# benchmark, the browser tests in headless Chromium, and the tests of every module,
+# race-enabled but for the LLM SDK adapters.
 # The modules are every directory with a go.mod that git knows, so a new one is tested
 # without being named here. Run it from anywhere in the repository:
 #
@@ -30,6 +31,10 @@ fi
 
 step "doc links: every [Name] in a doc comment names something exported"
 go run ./scripts/doclinks "${modules[@]}"
+
+step "versions and API records: each go.mod against versions.txt, each api/*.txt against the exported API"
+go run ./scripts/versions
+go run ./scripts/apirecord
 
 step "go vet and staticcheck: ${modules[*]}"
 if ! command -v staticcheck >/dev/null 2>&1; then

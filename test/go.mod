@@ -3,16 +3,17 @@
 // library's go.mod.
 module github.com/askuser-go/askuser/test
 
-go 1.26
+go 1.26.0
 
 replace github.com/askuser-go/askuser => ../
 
 require (
-	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
+	github.com/askuser-go/askuser v0.1.0
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/coder/websocket v1.8.15
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	golang.org/x/mod v0.41.0
 )
 
 require (

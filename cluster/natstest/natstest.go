@@ -18,6 +18,12 @@
 //		nodes[1].Kill()
 //		nodes[1].Start()
 //	}
+//
+// It is public, though only tests use it, for two reasons: the tests of other modules
+// use it too (the examples' cluster tests kill a NATS node mid-run), which an internal
+// package would not allow; and a host that runs askuser's cluster can test its own
+// deployment the same way, against real servers. It imports testing and nats-server; a
+// program that does not import it links neither.
 package natstest
 
 import (

@@ -2,17 +2,15 @@ module github.com/askuser-go/askuser/integrations/askanthropic
 
 go 1.26
 
-replace github.com/askuser-go/askuser => ../../
-
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.17.0
-	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
-	github.com/coder/websocket v1.8.15
+	github.com/askuser-go/askuser v0.1.0
 )
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect

@@ -3,7 +3,7 @@ module github.com/askuser-go/askuser/integrations/askeino
 go 1.26
 
 require (
-	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
+	github.com/askuser-go/askuser v0.1.0
 	github.com/cloudwego/eino v0.9.21
 	github.com/eino-contrib/jsonschema v1.0.3
 	github.com/google/uuid v1.6.0
@@ -38,5 +38,3 @@ require (
 	golang.org/x/sys v0.29.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace github.com/askuser-go/askuser => ../../

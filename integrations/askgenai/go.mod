@@ -2,11 +2,8 @@ module github.com/askuser-go/askuser/integrations/askgenai
 
 go 1.26
 
-replace github.com/askuser-go/askuser => ../../
-
 require (
-	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
-	github.com/coder/websocket v1.8.15
+	github.com/askuser-go/askuser v0.1.0
 	google.golang.org/genai v1.77.0
 )
 
@@ -14,6 +11,7 @@ require (
 	cloud.google.com/go v0.116.0 // indirect
 	cloud.google.com/go/auth v0.9.3 // indirect
 	cloud.google.com/go/compute/metadata v0.5.0 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
 	github.com/google/go-cmp v0.6.0 // indirect
 	github.com/google/s2a-go v0.1.8 // indirect

@@ -3,7 +3,7 @@ module github.com/askuser-go/askuser/integrations/askmcp
 go 1.26
 
 require (
-	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
+	github.com/askuser-go/askuser v0.1.0
 	github.com/coder/websocket v1.8.15
 	github.com/google/jsonschema-go v0.4.3
 	github.com/google/uuid v1.6.0
@@ -24,5 +24,3 @@ require (
 	golang.org/x/text v0.14.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-replace github.com/askuser-go/askuser => ../../

@@ -2,15 +2,13 @@ module github.com/askuser-go/askuser/integrations/askopenai
 
 go 1.26.0
 
-replace github.com/askuser-go/askuser => ../../
-
 require (
-	github.com/askuser-go/askuser v0.0.0-00010101000000-000000000000
-	github.com/coder/websocket v1.8.15
+	github.com/askuser-go/askuser v0.1.0
 	github.com/openai/openai-go/v3 v3.102.0
 )
 
 require (
+	github.com/coder/websocket v1.8.15 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
