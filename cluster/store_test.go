@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// The conformance suite of askuser.Store, against one store used twice, and against two
+// The conformance suite of store.Store, against one store used twice, and against two
 // stores on one bucket through two connections (two replicas).
 func TestStoreContract(t *testing.T) {
 	checkLeaks(t)

@@ -28,7 +28,7 @@ import (
 //   - As the local transport's Inbound, Pending answers from what the store's watch has
 //     seen, consistently with the events it has relayed: a device that joins on any
 //     replica sees every pending question, then every later event, none twice (the join
-//     rule of askuser.Transport, kept across replicas). HandleEvent and Disconnected go
+//     rule of wire.Transport, kept across replicas). HandleEvent and Disconnected go
 //     to the bound Inbound, the replica's dispatcher, which ends questions in the shared
 //     store: an answer is accepted on whichever replica its device is on.
 //
@@ -66,7 +66,7 @@ const replicaHeader = "Askuser-Replica"
 // NewTransport returns the transport of the replica whose store is st and whose devices
 // local holds. It starts relaying st's question events to local at once. Make the
 // replica's dispatcher with it (askuser.New binds them), which also binds local to it
-// when local has a method Bind(askuser.Inbound), as a wshub.Hub does. One Transport per
+// when local has a method Bind(wire.Inbound), as a wshub.Hub does. One Transport per
 // Store.
 func NewTransport(st *Store, local wire.Transport) (*Transport, error) {
 	t := &Transport{store: st, local: local, id: nuid.Next(), prefix: st.opts.Prefix, here: make(map[askuser.SessionID]*nats.Subscription)}
@@ -93,7 +93,7 @@ func NewTransport(st *Store, local wire.Transport) (*Transport, error) {
 }
 
 // Bind sets where the local devices' events go: the replica's dispatcher; askuser.New
-// calls it. When local has a method Bind(askuser.Inbound), Bind then binds local to t,
+// calls it. When local has a method Bind(wire.Inbound), Bind then binds local to t,
 // so that the local devices' events come through t.
 func (t *Transport) Bind(in wire.Inbound) {
 	t.mu.Lock()

@@ -43,8 +43,17 @@ type Presence interface {
 	Connected(session SessionID) bool
 }
 
-// Inbound is the side of the dispatcher a transport calls; askuser.Dispatcher implements it.
-// Its methods may be called concurrently.
+// Inbound is the side of the dispatcher a transport calls: askuser.New gives it to the
+// transport's method Bind(Inbound). Its methods may be called concurrently.
+//
+// A dispatcher's Inbound also has the method
+//
+//	Lookup(ctx context.Context, session SessionID, id string) (store.Record, error)
+//
+// which says how a request ended, as well as whether it is pending (an error matching
+// [ErrNotPending] when the dispatcher knows nothing of it). A transport that serves answer
+// links asks it, so that a link's page says how its request ended; it is not part of
+// Inbound, so that this package need not know of stores.
 //
 // The transport is the authorization boundary: it must set ev.SessionID to a session the
 // device is authorized for before calling HandleEvent, whatever the device wrote there.
@@ -62,15 +71,6 @@ type Inbound interface {
 	// Disconnected tells that the session's last device has gone.
 	Disconnected(session SessionID)
 }
-
-// A dispatcher's Inbound also has the method
-//
-//	Lookup(ctx context.Context, session SessionID, id string) (store.Record, error)
-//
-// which says how a request ended, as well as whether it is pending (an error matching
-// [ErrNotPending] when the dispatcher knows nothing of it). A transport that serves answer
-// links asks it, so that a link's page says how its request ended; it is not part of
-// Inbound so that this package need not know of stores.
 
 // Attention is implemented by a transport that knows whether a device shows a session
 // to its person: a connected device whose page is not hidden, say. The dispatcher asks

@@ -120,7 +120,7 @@ type Options struct {
 	// Observer, when set, is told of each connection that joins and leaves
 	// (ObservedConnect, ObservedDisconnect) and of each event the hub refuses to a
 	// device, with its code (ObservedRefusal): the hub's part of what an
-	// askuser.Observer sees. Give it the dispatcher's.
+	// observe.Observer sees. Give it the dispatcher's.
 	Observer observe.Observer
 
 	// Logger, when set, logs connections at debug level and refused device events at

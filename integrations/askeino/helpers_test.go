@@ -14,7 +14,7 @@ import (
 	"github.com/cloudwego/eino/schema"
 )
 
-// devices is the person's side of a dispatcher in these tests: an askuser.Transport
+// devices is the person's side of a dispatcher in these tests: an wire.Transport
 // that records every event sent to the devices; a test answers with
 // Dispatcher.HandleEvent, as a device would.
 type devices struct {

@@ -11,7 +11,7 @@ import (
 	"github.com/askuser-go/askuser/wire"
 )
 
-// devices is the person's side of a dispatcher in these tests: an askuser.Transport
+// devices is the person's side of a dispatcher in these tests: an wire.Transport
 // that records every event sent to a session's devices, from which a test answers
 // with Dispatcher.HandleEvent as a device would. It is the only device these tests
 // need; wshub_test.go has real browser-panel connections.
