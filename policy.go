@@ -37,7 +37,7 @@ type Policy struct {
 	// [ApprovalOptions] do for [Dispatcher.Approve]: for a tool that is not the
 	// host's own (an MCP server's: see askmcp's Gate), whose it is, its description and
 	// schema, and its default when no rule matches. It is asked for each call that
-	// [Dispatcher.Approve], [Dispatcher.RunTools] and [Dispatcher.RunTools] decide, before
+	// [Dispatcher.Approve] and [Dispatcher.RunTools] decide, before
 	// the rules; nil from it says nothing more. It may be called concurrently, and should
 	// not take long: the call waits for it.
 	Describe func(ctx context.Context, call ToolCall) *ApprovalOptions
