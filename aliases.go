@@ -1,6 +1,9 @@
 package askuser
 
-import "github.com/askuser-go/askuser/wire"
+import (
+	"github.com/askuser-go/askuser/store"
+	"github.com/askuser-go/askuser/wire"
+)
 
 // The types a host builds and reads, defined with the wire protocol (package wire) and
 // named here too, so that a host needs no other package to ask and to read answers.
@@ -16,6 +19,11 @@ type (
 	Answer = wire.Answer
 	// Outcome is how a call ended. See [wire.Outcome].
 	Outcome = wire.Outcome
+	// Approvers say who may decide an approval, and how many must approve it: an Ask
+	// rule's ([Rule.Approvers]), the Default's ([Policy.Approvers]) or one call's
+	// ([ApprovalOptions.Approvers]). See [store.Approvers] for each field, and
+	// docs/APPROVALS.md.
+	Approvers = store.Approvers
 )
 
 // StringSession returns the session id s, a JSON string on the wire.

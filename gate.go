@@ -133,6 +133,10 @@ type ApprovalOptions struct {
 	// DefaultRule names Default in [ApprovalResult.Rule] and [observe.Audit.Rule] when it
 	// decides the call without asking; empty: "default".
 	DefaultRule string
+	// Approvers, when set, are who may decide the call and how many must approve it,
+	// unless the Ask rule that asks about it names its own ([Rule.Approvers]); they
+	// come before [Policy.Approvers]. A Quorum below 1 means 1.
+	Approvers *Approvers
 }
 
 // approve is Approve, unobserved. With o nil, [Policy.Describe] says what o would.
@@ -231,12 +235,25 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 			return refuse(problem)
 		}
 	}
+	approvers := o.Approvers
+	switch {
+	case rule != nil && rule.Approvers != nil:
+		approvers = rule.Approvers
+	case approvers == nil && rule == nil && d.policy != nil:
+		approvers = d.policy.Approvers
+	}
 	data := &wire.ApprovalData{
 		RequestID: id,
 		Tool:      call.Name,
 		Arguments: shown,
-		Decisions: d.decisionsFor(rule, argsOK),
+		Decisions: d.decisionsFor(rule, argsOK, approvers),
 		ExpiresAt: now.Add(d.opts.Timeout).UTC(),
+	}
+	if approvers != nil {
+		data.Approvers = slices.Concat(approvers.Users, approvers.Groups)
+		if approvers.Quorum > 1 {
+			data.Quorum = approvers.Quorum
+		}
 	}
 	if !argsOK {
 		data.Arguments = json.RawMessage(jsonx.String(string(call.Arguments)))
@@ -266,6 +283,12 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 	}
 	data.Digest = approvalDigest(call.Session, data, canonical)
 	rec := store.Record{Session: call.Session, Approval: data, AskedAt: now}
+	if approvers != nil {
+		a := *approvers
+		a.Users, a.Groups = slices.Clone(a.Users), slices.Clone(a.Groups)
+		a.Quorum = max(a.Quorum, 1)
+		rec.Approvers, rec.Requester = &a, call.Requester
+	}
 	same := func(cur store.Record) bool {
 		if cur.Approval == nil || cur.Approval.Tool != call.Name {
 			return false
@@ -289,8 +312,9 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 
 // decisionsFor returns the decisions an approval asked by rule offers: the rule's, or
 // all; "always" only when the store keeps grants and there is a policy to match them,
-// and for arguments that are not JSON only "deny" and "edit".
-func (d *Dispatcher) decisionsFor(rule *Rule, argsOK bool) []string {
+// and approvers need no more than one approval, and for arguments that are not JSON
+// only "deny" and "edit".
+func (d *Dispatcher) decisionsFor(rule *Rule, argsOK bool, approvers *Approvers) []string {
 	decisions := allDecisions
 	if rule != nil && len(rule.Decisions) > 0 {
 		decisions = rule.Decisions
@@ -301,7 +325,7 @@ func (d *Dispatcher) decisionsFor(rule *Rule, argsOK bool) []string {
 			continue
 		}
 		switch {
-		case dec == wire.DecisionAlways && (d.grants == nil || d.policy == nil),
+		case dec == wire.DecisionAlways && (d.grants == nil || d.policy == nil || approvers != nil && (approvers.Quorum > 1 || approvers.SeparateDuties)),
 			!argsOK && (dec == wire.DecisionApprove || dec == wire.DecisionAlways):
 			continue
 		}
@@ -385,6 +409,14 @@ func (d *Dispatcher) handleDecision(ctx context.Context, ev wire.Event) error {
 		return err
 	}
 	dec.By, dec.Via, dec.At = ev.User, ev.Via, time.Now()
+	if ap := rec.Approvers; ap != nil {
+		if !mayDecide(ap, ev.User, ev.Groups) {
+			return fmt.Errorf("%w: %q is not among its approvers", wire.ErrNotApprover, jsonx.Truncate(ev.User, 64))
+		}
+		if counting(ap) {
+			return d.decideCounted(ctx, rec, data, dec)
+		}
+	}
 	switch dec.Decision {
 	case wire.DecisionApprove:
 		rec.Outcome = Approved
@@ -420,9 +452,9 @@ func (d *Dispatcher) audit(rec store.Record) {
 	}
 	a := rec.Approval
 	d.observe(context.Background(), observe.Observation{Event: observe.Decided, Session: rec.Session, RequestID: a.RequestID, Kind: store.KindApproval, Outcome: rec.Outcome, Carrier: rec.Carrier, Audit: &observe.Audit{
-		Session: rec.Session, RequestID: a.RequestID, Tool: a.Tool, Arguments: a.Arguments, Description: a.Description,
+		Session: rec.Session, RequestID: a.RequestID, Tool: a.Tool, Arguments: modelArguments(rec), Description: a.Description,
 		Outcome: rec.Outcome, Decision: dec.Decision, Reason: dec.Reason, Edited: dec.Arguments, Grant: dec.Grant,
-		AskedAt: rec.AskedAt, DecidedAt: dec.At, By: dec.By, Via: dec.Via,
+		AskedAt: rec.AskedAt, DecidedAt: dec.At, By: dec.By, Via: dec.Via, Approvals: rec.Approvals,
 	}})
 }
 

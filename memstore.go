@@ -68,7 +68,7 @@ func (s *memStore) Put(_ context.Context, rec store.Record) (store.Record, bool,
 		return m.rec, false, nil
 	}
 	s.rev++
-	rec.Rev = s.rev
+	rec.Rev, rec.Version = s.rev, s.rev
 	m := &entry{rec: rec}
 	s.pending[k] = m
 	l := s.sessions[rec.Session]
@@ -90,6 +90,20 @@ func (s *memStore) Get(_ context.Context, session SessionID, id string) (store.R
 		return m.rec, nil
 	}
 	return store.Record{}, wire.ErrNotPending
+}
+
+func (s *memStore) Update(_ context.Context, rec store.Record) (store.Record, bool, error) {
+	k := key{rec.Session, rec.RequestID()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.pending[k]
+	if !ok || rec.Outcome != 0 || m.rec.Rev != rec.Rev || m.rec.Version != rec.Version {
+		return store.Record{}, false, nil
+	}
+	s.rev++
+	rec.Version = s.rev
+	m.rec = rec
+	return rec, true, nil
 }
 
 func (s *memStore) End(_ context.Context, rec store.Record) (bool, error) {

@@ -28,6 +28,11 @@ type Policy struct {
 	Deny, Ask, Allow []Rule
 	// Default is what a call that no rule matches gets. The zero value is [ActionAsk].
 	Default Action
+	// Approvers, when set, are who may decide the calls that Default asks about, and how
+	// many must approve each, unless [ApprovalOptions.Approvers] names others; nil:
+	// anyone of the session, the first decision ending the call. An Ask rule names its
+	// own ([Rule.Approvers]).
+	Approvers *Approvers
 	// Tools describe the host's tools, for the approval card: the description shown, and
 	// the JSON Schema of the arguments that an edit must satisfy.
 	Tools []Tool
@@ -81,6 +86,10 @@ type Rule struct {
 	// Description is what the person is told the grant covers). Nil: every later call
 	// of the same tool in the session.
 	Always *Rule
+	// Approvers, for an Ask rule, are who may decide the calls it asks about, and how
+	// many must approve each (see [Approvers]). Nil: [ApprovalOptions.Approvers] when
+	// set, otherwise anyone of the session, the first decision ending the call.
+	Approvers *Approvers
 }
 
 // Tool describes one of the host's tools for approvals.
@@ -123,6 +132,9 @@ func compilePolicy(p *Policy) (*policy, error) {
 		}
 		c.tools[t.Name] = t
 	}
+	if err := checkApprovers(p.Approvers); err != nil {
+		return nil, fmt.Errorf("Approvers: %w", err)
+	}
 	for _, list := range []struct {
 		name  string
 		rules []Rule
@@ -139,6 +151,9 @@ func compilePolicy(p *Policy) (*policy, error) {
 				}
 			}
 			c.predicates = c.predicates || r.When != nil
+			if err := checkApprovers(r.Approvers); err != nil {
+				return nil, fmt.Errorf("%s: Approvers: %w", where, err)
+			}
 			if a := r.Always; a != nil {
 				if a.Name == "" {
 					return nil, fmt.Errorf("%s: Always needs a Name, which grants keep", where)
@@ -160,6 +175,27 @@ func checkRule(r *Rule) error {
 	}
 	if _, err := path.Match(r.Tool, ""); err != nil {
 		return fmt.Errorf("Tool %q is not a valid pattern: %w", r.Tool, err)
+	}
+	return nil
+}
+
+// checkApprovers returns what is wrong with a, which may be nil.
+func checkApprovers(a *Approvers) error {
+	if a == nil {
+		return nil
+	}
+	for _, names := range [][]string{a.Users, a.Groups} {
+		for _, n := range names {
+			if n == "" {
+				return errors.New("a user or group name is empty")
+			}
+		}
+	}
+	switch {
+	case a.Quorum < 0:
+		return fmt.Errorf("Quorum %d is negative", a.Quorum)
+	case len(a.Groups) == 0 && len(a.Users) > 0 && a.Quorum > len(a.Users):
+		return fmt.Errorf("Quorum %d is more than the %d Users named", a.Quorum, len(a.Users))
 	}
 	return nil
 }

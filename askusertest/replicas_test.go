@@ -36,7 +36,7 @@ func (s *sharedStore) Put(_ context.Context, rec store.Record) (store.Record, bo
 		return old, false, nil
 	}
 	s.rev++
-	rec.Rev = s.rev
+	rec.Rev, rec.Version = s.rev, s.rev
 	s.recs[k] = rec
 	return rec, true, nil
 }
@@ -48,6 +48,20 @@ func (s *sharedStore) Get(_ context.Context, session askuser.SessionID, id strin
 		return rec, nil
 	}
 	return store.Record{}, wire.ErrNotPending
+}
+
+func (s *sharedStore) Update(_ context.Context, rec store.Record) (store.Record, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := storeKey(rec.Session, rec.RequestID())
+	cur, ok := s.recs[k]
+	if !ok || rec.Outcome != 0 || cur.Outcome != 0 || cur.Rev != rec.Rev || cur.Version != rec.Version {
+		return store.Record{}, false, nil
+	}
+	s.rev++
+	rec.Version = s.rev
+	s.recs[k] = rec
+	return rec, true, nil
 }
 
 func (s *sharedStore) End(_ context.Context, rec store.Record) (bool, error) {

@@ -261,6 +261,116 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		}
 	})
 
+	t.Run("update", func(t *testing.T) {
+		a, b := open(t)
+		s := session()
+		at := time.Now().Truncate(time.Millisecond)
+		approval := store.Record{
+			Session: s,
+			Approval: &wire.ApprovalData{
+				RequestID: "q1", Tool: "drop_database", Arguments: json.RawMessage(`{"db":"prod"}`), Decisions: []string{"approve", "deny", "edit"},
+				Digest: "d1", ExpiresAt: time.Now().Add(time.Minute).UTC().Truncate(time.Millisecond),
+				Approvers: []string{"alice", "bob", "dba"}, Quorum: 2,
+			},
+			AskedAt:   at,
+			Approvers: &store.Approvers{Users: []string{"alice", "bob"}, Groups: []string{"dba"}, Quorum: 2, SeparateDuties: true},
+			Requester: "carol",
+		}
+		got, _, err := a.Put(ctx, approval)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read, err := b.Get(ctx, s, "q1")
+		if err != nil || read.Approvers == nil || fmt.Sprint(*read.Approvers) != fmt.Sprint(*approval.Approvers) || read.Requester != "carol" ||
+			fmt.Sprint(read.Approval.Approvers) != "[alice bob dba]" || read.Approval.Quorum != 2 || read.Version != got.Version {
+			t.Fatalf("Get = %+v, %v; want the approvers, the requester and the version that Put recorded", read, err)
+		}
+		if _, ok, err := b.Update(ctx, func() store.Record { r := read; r.Session = session(); return r }()); ok || err != nil {
+			t.Fatalf("Update of an unknown request = %v, %v; want false", ok, err)
+		}
+		step := func(r store.Record, by string) store.Record {
+			r.Approvals = append(append([]store.Approval(nil), r.Approvals...), store.Approval{By: by, Via: "link", At: at, Digest: r.Approval.Digest, Counted: true})
+			ap := *r.Approval
+			ap.Approvals = append(append([]string(nil), ap.Approvals...), by)
+			r.Approval = &ap
+			return r
+		}
+		// Of the Updates made from one state, by both stores at once, exactly one wins.
+		const n = 6
+		wins := make(chan store.Record, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			st := a
+			if i%2 == 1 {
+				st = b
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				up, ok, err := st.Update(ctx, step(read, fmt.Sprintf("user%d", i)))
+				if err != nil {
+					t.Errorf("Update: %v", err)
+				}
+				if ok {
+					wins <- up
+				}
+			}()
+		}
+		wg.Wait()
+		close(wins)
+		var won []store.Record
+		for r := range wins {
+			won = append(won, r)
+		}
+		if len(won) != 1 {
+			t.Fatalf("%d Updates from one state won, want exactly 1", len(won))
+		}
+		up := won[0]
+		if up.Rev != got.Rev || up.Version == got.Version {
+			t.Fatalf("Update returned Rev %d, Version %d; want the Rev %d kept and a new Version (not %d)", up.Rev, up.Version, got.Rev, got.Version)
+		}
+		if _, ok, err := a.Update(ctx, step(read, "late")); ok || err != nil {
+			t.Fatalf("Update from a state updated meanwhile = %v, %v; want false", ok, err)
+		}
+		// An edit: new arguments, the model's kept, the editor's approval first.
+		edit := step(up, "bob")
+		edit.Arguments = up.Approval.Arguments
+		ap := *edit.Approval
+		ap.Arguments, ap.Digest = json.RawMessage(`{"db":"staging"}`), "d2"
+		edit.Approval = &ap
+		edit.Approvals[len(edit.Approvals)-1].Arguments = ap.Arguments
+		edit.Approvals[len(edit.Approvals)-1].Digest = "d2"
+		up2, ok, err := b.Update(ctx, edit)
+		if !ok || err != nil {
+			t.Fatalf("Update of the latest state = %v, %v; want true", ok, err)
+		}
+		now, err := a.Get(ctx, s, "q1")
+		if err != nil || now.Rev != got.Rev || now.Version != up2.Version || len(now.Approvals) != 2 || string(now.Arguments) != `{"db":"prod"}` ||
+			string(now.Approval.Arguments) != `{"db":"staging"}` || now.Approval.Digest != "d2" || fmt.Sprint(now.Approval.Approvals) != fmt.Sprint(up2.Approval.Approvals) {
+			t.Fatalf("Get after Updates = %+v, %v; want the last Update's record", now, err)
+		}
+		last := now.Approvals[1]
+		if last.By != "bob" || last.Via != "link" || !last.At.Equal(at) || last.Digest != "d2" || !last.Counted || string(last.Arguments) != `{"db":"staging"}` {
+			t.Fatalf("the recorded approval is %+v, want bob's edit", last)
+		}
+		if list, err := b.Pending(ctx, s); err != nil || len(list) != 1 || list[0].Version != up2.Version || len(list[0].Approvals) != 2 {
+			t.Fatalf("Pending = %+v, %v; want the updated approval", list, err)
+		}
+		// End names the request by its Rev, whatever the Updates since Put.
+		end := got
+		end.Outcome = askuser.TimedOut
+		end.Decision = &store.Decision{At: at}
+		if ok, err := a.End(ctx, end); !ok || err != nil {
+			t.Fatalf("End of an updated request = %v, %v; want true", ok, err)
+		}
+		if _, ok, err := b.Update(ctx, step(now, "dave")); ok || err != nil {
+			t.Fatalf("Update of an ended request = %v, %v; want false", ok, err)
+		}
+		if rec, err := b.Get(ctx, s, "q1"); err == nil && (rec.Outcome != askuser.TimedOut || rec.Rev != got.Rev) {
+			t.Fatalf("after End, Get = %+v; want it ended as timed out", rec)
+		}
+	})
+
 	t.Run("grants", func(t *testing.T) {
 		a, b := open(t)
 		ga, ok := a.(store.GrantStore)

@@ -87,12 +87,16 @@ const (
 	// Failed: the store failed to record or to end a request (Err, and Outcome when
 	// ending); the call ends as its outcome says all the same.
 	Failed
+	// Progressed: an approval that needs several approvals recorded one, or an edit,
+	// and stays pending (Audit: that step, its Decision, By, Via and DecidedAt, and
+	// Approvals so far; Outcome zero). Its end is Decided, as every approval's.
+	Progressed
 )
 
 // String returns the event's name: "asked", "ended", "decided", and so on.
 func (e Event) String() string {
-	names := [...]string{"asked", "ended", "decided", "refused", "notified", "connected", "disconnected", "failed"}
-	if e < Asked || e > Failed {
+	names := [...]string{"asked", "ended", "decided", "refused", "notified", "connected", "disconnected", "failed", "progressed"}
+	if e < Asked || e > Progressed {
 		return fmt.Sprintf("Event(%d)", int(e))
 	}
 	return names[e-Asked]
@@ -182,9 +186,13 @@ func (g logger) Observe(ctx context.Context, o Observation) {
 			attrs = append(attrs, slog.String("error", o.Err.Error()))
 		}
 		g.l.LogAttrs(ctx, slog.LevelDebug, "askuser: request ended", attrs...)
-	case Decided:
+	case Decided, Progressed:
 		if a := o.Audit; a != nil {
-			g.l.LogAttrs(ctx, slog.LevelInfo, "askuser: tool call decided", requestAttrs(o,
+			msg := "askuser: tool call decided"
+			if o.Event == Progressed {
+				msg = "askuser: tool call approval recorded"
+			}
+			g.l.LogAttrs(ctx, slog.LevelInfo, msg, requestAttrs(o,
 				slog.String("askuser.tool", a.Tool), slog.String("askuser.outcome", a.Outcome.String()),
 				slog.String("askuser.decision", a.Decision), slog.String("askuser.rule", a.Rule),
 				slog.String("askuser.decided_by", a.By), slog.String("askuser.via", a.Via),
@@ -312,4 +320,8 @@ type Audit struct {
 	// Via is how the person's decision came: "" from a device, "link" from an answer or
 	// action link.
 	Via string
+	// Approvals are the approvals recorded of an approval that needed several (see
+	// askuser.Approvers), every step with who, when and on which arguments' digest;
+	// nil otherwise.
+	Approvals []store.Approval
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -35,6 +36,63 @@ type Record struct {
 	// Carrier is the trace context of the call that made the request (observe.Observer.Carrier),
 	// kept so that a dispatcher that ends it elsewhere can link to it; nil for none.
 	Carrier map[string]string
+
+	// Approvers, for an approval, are who may decide it and how many must approve; nil:
+	// anyone of the session, and one decision ends it.
+	Approvers *Approvers
+	// Requester is who asked for the call (askuser.ToolCall.Requester), whose approval
+	// does not count when Approvers.SeparateDuties is set.
+	Requester string
+	// Approvals are the approvals recorded so far of an approval that needs more than
+	// one (or whose requester's own does not count), oldest first; an edit starts them
+	// again, with the editor's: only those with the present Approval.Digest count. Each
+	// keeps the digest of the arguments it approved.
+	Approvals []Approval
+	// Arguments, for an approval whose arguments an edit changed while it waited for
+	// more approvals, are the arguments the model wrote (Approval.Arguments are the
+	// edit's); nil otherwise.
+	Arguments json.RawMessage
+	// Version tells apart the states of a pending request that [Store.Update] made: the
+	// store sets it in Put and in each Update, different for each.
+	Version uint64
+}
+
+// Approvers say who may decide an approval and how many of them must approve it. The
+// host names them (an askuser.Rule's, or askuser.ApprovalOptions'), never the model.
+type Approvers struct {
+	// Users are the people who may decide, by the names the transport authenticates
+	// devices as (wire.Event.User).
+	Users []string
+	// Groups are the groups whose members may decide, by the names the transport gives
+	// with each event (wire.Event.Groups). With neither Users nor Groups, anyone who may
+	// act for the session decides, as without Approvers, but each must be named by the
+	// transport to count toward Quorum.
+	Groups []string
+	// Quorum is how many approvals, from different people, the call needs; 0 means 1.
+	// Any denial ends it at once; an edit starts the count again on the edited
+	// arguments, with the editor's approval. "always" is not offered when Quorum is
+	// more than 1.
+	Quorum int
+	// SeparateDuties says that the approval of the call's requester
+	// (askuser.ToolCall.Requester) does not count toward Quorum: someone else must
+	// approve. Their denial still ends the call.
+	SeparateDuties bool
+}
+
+// Approval is one approval recorded toward an approval's quorum.
+type Approval struct {
+	// By is who approved (wire.Event.User); Via how the decision came, as
+	// [Decision.Via]; At when.
+	By  string
+	Via string
+	At  time.Time
+	// Digest is the wire.ApprovalData.Digest of the arguments approved.
+	Digest string
+	// Arguments are the arguments an edit gave, when this approval is an edit's.
+	Arguments json.RawMessage
+	// Counted says whether it counts toward the quorum: false for the requester's own
+	// under SeparateDuties.
+	Counted bool
 }
 
 // RequestID returns the id that names the request within its session: Ask.RequestID,
@@ -120,6 +178,15 @@ type Store interface {
 	// one request, by every dispatcher sharing the store, exactly one reports true; the
 	// others, and an End of a request that is unknown or has ended, report false.
 	End(ctx context.Context, rec Record) (bool, error)
+
+	// Update replaces the pending request that rec names (its Session, RequestID and
+	// Rev) with rec, while it is in the state rec.Version names (a compare-and-set): it
+	// returns rec with its new Version and true. It reports false, changing nothing, when
+	// the request has ended, is unknown, or was updated meanwhile (read it again). An
+	// Update keeps Rev and never ends a request: it records the approvals of an approval
+	// that needs several ([Record.Approvals], and the arguments an edit changed).
+	// Every dispatcher sharing the store reads what it wrote; Watch does not report it.
+	Update(ctx context.Context, rec Record) (Record, bool, error)
 
 	// Pending returns the session's pending requests, of both kinds, oldest first.
 	Pending(ctx context.Context, session wire.SessionID) ([]Record, error)

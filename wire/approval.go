@@ -20,6 +20,10 @@ const (
 	// EventApprovalResolved is sent to every device of a session when an approval ends,
 	// however it ends. Its data is an [ApprovalResolvedData].
 	EventApprovalResolved = "tool_approval_resolved"
+	// EventApprovalProgress is sent to every device of a session when an approval that
+	// needs several approvals (see [ApprovalData.Quorum]) records one and stays pending.
+	// Its data is an [ApprovalProgressData].
+	EventApprovalProgress = "tool_approval_progress"
 )
 
 // The decisions a person can make on an approval: the values of
@@ -74,6 +78,30 @@ type ApprovalData struct {
 	Digest string `json:"digest"`
 	// ExpiresAt is when the approval times out, so that a device can show a countdown.
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+	// Approvers names who may decide, as the host named them: its users, then its
+	// groups. Empty when anyone of the session may. A device whose person is not among
+	// them shows the approval read-only; a decision from them is refused with the code
+	// "not_approver".
+	Approvers []string `json:"approvers,omitempty"`
+	// Quorum is how many approvals from different people the call needs; 0 means one.
+	Quorum int `json:"quorum,omitempty"`
+	// Approvals names who has approved so far, on these arguments, in order; an edit
+	// starts them again. Only approvals that count are listed.
+	Approvals []string `json:"approvals,omitempty"`
+}
+
+// ApprovalProgressData is the data of an [EventApprovalProgress]: an approval recorded
+// one more approval, or an edit, and waits for more.
+type ApprovalProgressData struct {
+	RequestID string `json:"requestId"`
+	// Approvals names who has approved so far, as [ApprovalData.Approvals].
+	Approvals []string `json:"approvals"`
+	// Digest is the approval's digest now: it changes when an edit changed the
+	// arguments, and a decision must then carry the new one.
+	Digest string `json:"digest"`
+	// Arguments are the arguments now waiting for approvals, given when an edit changed
+	// them; absent otherwise.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // ToolSource says whose tool an approval is for when the tool is not the host's own: an

@@ -22,6 +22,10 @@ var (
 	// ErrForbidden: a device acted for a session it is not authorized for. Transports
 	// return it.
 	ErrForbidden = errors.New("askuser: not authorized for this session")
+	// ErrNotApprover: a decision on an approval from someone its approvers do not name
+	// (by user, or by a group the transport gave). It changes nothing: the approval
+	// stays pending for its approvers.
+	ErrNotApprover = errors.New("askuser: not an approver of this tool call")
 )
 
 // ErrTransportClosed is what a transport returns once it is closed.
@@ -53,11 +57,12 @@ var deviceErrors = [...]struct {
 	{ErrMalformedEvent, "malformed_event"},
 	{ErrUnsupportedEvent, "unsupported_event"},
 	{ErrForbidden, "forbidden"},
+	{ErrNotApprover, "not_approver"},
 }
 
 // ErrorCode returns the code of the error event that tells a device its event was
 // refused with err ([ErrorData.Code]): "invalid_answer", "not_pending",
-// "malformed_event", "unsupported_event", "forbidden", or "internal".
+// "malformed_event", "unsupported_event", "forbidden", "not_approver", or "internal".
 func ErrorCode(err error) string {
 	for _, d := range deviceErrors {
 		if errors.Is(err, d.err) {

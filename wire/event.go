@@ -64,8 +64,8 @@ type ErrorData struct {
 	// RequestID names the question the refused event was about, when it named one.
 	RequestID string `json:"requestId,omitempty"`
 	// Code is a stable machine-readable reason: "invalid_answer", "not_pending",
-	// "malformed_event", "unsupported_event", "forbidden", or "internal" for anything
-	// else (docs/PROTOCOL.md says when each is sent).
+	// "malformed_event", "unsupported_event", "forbidden", "not_approver", or "internal"
+	// for anything else (docs/PROTOCOL.md says when each is sent).
 	Code string `json:"code"`
 	// Message is a human-readable reason.
 	Message string `json:"message"`
@@ -181,6 +181,10 @@ type Event struct {
 	// device as (a user id), recorded as who decided an approval. The transport sets it,
 	// as it sets SessionID; it is never read from, nor written to, the wire.
 	User string `json:"-"`
+	// Groups are the groups the transport says User belongs to, for approvals whose
+	// approvers name groups. Set by the transport with User; never read from, nor
+	// written to, the wire.
+	Groups []string `json:"-"`
 	// Via says how an inbound event came, set by the transport: "" from a device's own
 	// connection, "link" from an answer or action link (see package notify). It is
 	// recorded with a decision, and never read from, nor written to, the wire.
@@ -203,6 +207,7 @@ func (e ErrorData) requestID() string            { return e.RequestID }
 func (a ApprovalData) requestID() string         { return a.RequestID }
 func (r ApprovalResultData) requestID() string   { return r.RequestID }
 func (r ApprovalResolvedData) requestID() string { return r.RequestID }
+func (p ApprovalProgressData) requestID() string { return p.RequestID }
 
 // NewEvent returns an event of the given type whose data is v encoded with
 // encoding/json, <, > and & written as themselves, and any invalid UTF-8 in JSON that v

@@ -27,7 +27,8 @@ type Conn struct {
 	ws       *websocket.Conn
 	raw      net.Conn // nil only if the hijack went unseen; see hijackRecorder
 	sessions []askuser.SessionID
-	user     string // the principal, from Options.Authenticate; set before the first read
+	user     string   // the principal, from Options.Authenticate; set before the first read
+	groups   []string // user's groups, from Options.Authenticate; set with user
 	// only, for a link's connection, is the one request it is for; via is "link" then.
 	// Both are set before the connection joins.
 	only, via string
@@ -507,7 +508,7 @@ func (c *Conn) handle(msg []byte) bool {
 		c.refuse(s, ev.RequestID(), err)
 		return false
 	}
-	ev.SessionID, ev.User, ev.Via = session, c.user, c.via
+	ev.SessionID, ev.User, ev.Groups, ev.Via = session, c.user, c.groups, c.via
 	h := c.hub
 	if c.only != "" && !c.mayAct(ev) {
 		c.refuse(session, ev.RequestID(), fmt.Errorf("%w: this link is for request %q alone", wire.ErrForbidden, truncate(c.only)))

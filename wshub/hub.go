@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -139,6 +140,10 @@ type Access struct {
 	// User is the authenticated person, recorded as who made each decision the
 	// connection sends.
 	User string
+	// Groups are the groups User belongs to, given with every event the connection
+	// sends ([wire.Event.Groups]), for approvals whose approvers name groups
+	// (askuser.Approvers). Nothing a device sends changes User or Groups.
+	Groups []string
 	// Sessions are the sessions the connection may act for, at least one.
 	Sessions []askuser.SessionID
 }
@@ -251,7 +256,7 @@ func (h *Hub) serveConn(w http.ResponseWriter, r *http.Request, authorize func(*
 	}
 	ws.SetReadLimit(h.opts.ReadLimit)
 	c = newConn(h, ws, hw.conn, dedupe(sessions))
-	c.user, c.only = access.User, only
+	c.user, c.groups, c.only = access.User, slices.Clone(access.Groups), only
 	if only != "" {
 		c.via = "link"
 	}
