@@ -116,11 +116,14 @@ func (s *Store) audited(a *audit, r auditResult) error {
 			continue
 		}
 		e, told := r.latest[key]
+		later, _ := s.record(e) // zero for no message
 		switch {
-		case told && e.rev == rev: // pending: its end comes through the watch
+		case told && e.rev == m.rec.Version: // pending: its end comes through the watch
+			delete(a.doubts, key)
+		case told && e.rev > m.rec.Version && updateOf(m, later):
+			m.rec = later // still pending, updated
 			delete(a.doubts, key)
 		case told && e.rev > rev, r.none[key] && time.Now().After(m.rec.ExpiresAt().Add(s.opts.Keep)):
-			later, _ := s.record(e) // zero for no message
 			s.removeLocked(m)
 			rec, ended := overBy(m, later)
 			over = append(over, rec)

@@ -27,9 +27,31 @@ type stored struct {
 	Decision *storedDecision `json:"decision,omitempty"`
 	// Carrier is the trace context of the call that made the request.
 	Carrier map[string]string `json:"carrier,omitempty"`
-	// Nonce is unique to the Put or End that wrote the record, so that a write that
-	// timed out and was tried again can tell whether its first try was written.
+	// Nonce is unique to the Put, Update or End that wrote the record, so that a write
+	// that timed out and was tried again can tell whether its first try was written.
 	Nonce string `json:"nonce,omitempty"`
+	// Approvers, Requester, Approvals and Arguments are an approval's who may decide,
+	// and the approvals recorded so far (store.Record's fields of the same names).
+	Approvers *storedApprovers `json:"approvers,omitempty"`
+	Requester string           `json:"requester,omitempty"`
+	Approvals []storedStep     `json:"approvals,omitempty"`
+	Arguments json.RawMessage  `json:"modelArguments,omitempty"`
+}
+
+type storedApprovers struct {
+	Users          []string `json:"users,omitempty"`
+	Groups         []string `json:"groups,omitempty"`
+	Quorum         int      `json:"quorum,omitempty"`
+	SeparateDuties bool     `json:"separateDuties,omitempty"`
+}
+
+type storedStep struct {
+	By        string          `json:"by,omitempty"`
+	Via       string          `json:"via,omitempty"`
+	At        time.Time       `json:"at"`
+	Digest    string          `json:"digest"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Counted   bool            `json:"counted,omitempty"`
 }
 
 type storedApproval struct {
@@ -77,11 +99,18 @@ func encodeRecord(rec store.Record, nonce string) ([]byte, error) {
 	if a := rec.Approval; a != nil {
 		s.Approval = &storedApproval{ApprovalData: *a, Scope: a.Scope}
 	}
+	if a := rec.Approvers; a != nil {
+		s.Approvers = &storedApprovers{Users: a.Users, Groups: a.Groups, Quorum: a.Quorum, SeparateDuties: a.SeparateDuties}
+	}
+	s.Requester, s.Arguments = rec.Requester, rec.Arguments
+	for _, x := range rec.Approvals {
+		s.Approvals = append(s.Approvals, storedStep{By: x.By, Via: x.Via, At: x.At, Digest: x.Digest, Arguments: x.Arguments, Counted: x.Counted})
+	}
+	s.Rev = rec.Rev // 0 in a Put: the revision of the entry it makes
 	if d := rec.Decision; d != nil {
 		s.Decision = &storedDecision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: storeGrant(d.Grant), By: d.By, Via: d.Via, At: d.At}
 	}
 	if rec.Outcome != 0 {
-		s.Rev = rec.Rev
 		o, err := rec.Outcome.MarshalText()
 		if err != nil {
 			return nil, err
@@ -94,14 +123,25 @@ func encodeRecord(rec store.Record, nonce string) ([]byte, error) {
 // unknownOutcome stands for an outcome written by a newer version of the library.
 const unknownOutcome askuser.Outcome = 1 << 16
 
-// decodeRecord reads an entry's value; rev is the entry's revision, the Rev of a pending
-// record. It also returns the nonce of the write.
+// decodeRecord reads an entry's value; rev is the entry's revision: the Version of a
+// pending record, and its Rev too unless an Update wrote it (which writes the Rev). It
+// also returns the nonce of the write.
 func decodeRecord(b []byte, rev uint64) (store.Record, string, error) {
 	var s stored
 	if err := json.Unmarshal(b, &s); err != nil {
 		return store.Record{}, "", fmt.Errorf("cluster: a record in the bucket does not decode: %w", err)
 	}
-	rec := store.Record{Session: s.Session, Ask: s.Ask, Rev: rev, AskedAt: s.AskedAt, Answers: s.Answers, Carrier: s.Carrier}
+	rec := store.Record{Session: s.Session, Ask: s.Ask, Rev: rev, Version: rev, AskedAt: s.AskedAt, Answers: s.Answers, Carrier: s.Carrier,
+		Requester: s.Requester, Arguments: s.Arguments}
+	if s.Rev != 0 {
+		rec.Rev = s.Rev
+	}
+	if a := s.Approvers; a != nil {
+		rec.Approvers = &store.Approvers{Users: a.Users, Groups: a.Groups, Quorum: a.Quorum, SeparateDuties: a.SeparateDuties}
+	}
+	for _, x := range s.Approvals {
+		rec.Approvals = append(rec.Approvals, store.Approval{By: x.By, Via: x.Via, At: x.At, Digest: x.Digest, Arguments: x.Arguments, Counted: x.Counted})
+	}
 	if a := s.Approval; a != nil {
 		rec.Approval = &a.ApprovalData
 		rec.Approval.Scope = a.Scope
@@ -110,7 +150,6 @@ func decodeRecord(b []byte, rev uint64) (store.Record, string, error) {
 		rec.Decision = &store.Decision{Decision: d.Decision, Reason: d.Reason, Arguments: d.Arguments, Grant: d.Grant.grant(), By: d.By, Via: d.Via, At: d.At}
 	}
 	if s.Outcome != "" {
-		rec.Rev = s.Rev
 		if err := rec.Outcome.UnmarshalText([]byte(s.Outcome)); err != nil {
 			// Ended by a newer version with an outcome this one does not know: still
 			// ended, and the dispatcher renders an outcome it does not know as one.

@@ -411,7 +411,7 @@ func (s *Store) Put(ctx context.Context, rec store.Record) (store.Record, bool, 
 	err = s.retry(ctx, func(ctx context.Context) error {
 		rev, err := s.kv.Create(ctx, key, val, jetstream.KeyTTL(ttl))
 		if err == nil {
-			rec.Rev = rev
+			rec.Rev, rec.Version = rev, rev
 			out, created = rec, true
 			return nil
 		}
@@ -499,9 +499,11 @@ func (s *Store) End(ctx context.Context, rec store.Record) (bool, error) {
 	}
 	key := recordKey(rec.Session, rec.RequestID())
 	var won bool
+	// The key's last revision is the request's own, or its last Update's.
+	last := max(rec.Rev, rec.Version)
 	err = s.retry(ctx, func(ctx context.Context) error {
 		msg := &nats.Msg{Subject: s.subjects + key, Data: val, Header: nats.Header{}}
-		_, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rec.Rev), jetstream.WithMsgTTL(s.keepTTL))
+		_, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(last), jetstream.WithMsgTTL(s.keepTTL))
 		if err == nil {
 			won = true
 			return nil
@@ -522,6 +524,7 @@ func (s *Store) End(ctx context.Context, rec store.Record) (bool, error) {
 		case err != nil:
 			return err
 		case cur.Rev == rec.Rev && cur.Outcome == 0:
+			last = cur.Version // updated meanwhile (or a write in flight): again
 			return errInFlight
 		}
 		won = curNonce == nonce && cur.Rev == rec.Rev
@@ -534,6 +537,59 @@ func (s *Store) End(ctx context.Context, rec store.Record) (bool, error) {
 		return false, unavailable("ending the question", err)
 	}
 	return won, nil
+}
+
+// Update writes rec over the pending record of revision rec.Rev, in one write that only
+// succeeds while rec.Version is the key's last revision (a compare-and-set); the entry's
+// revision is the new Version. It reports false, with no error, when the request has
+// ended, is unknown, or was written meanwhile.
+func (s *Store) Update(ctx context.Context, rec store.Record) (store.Record, bool, error) {
+	if rec.Rev == 0 || rec.Version == 0 || rec.Outcome != 0 {
+		return store.Record{}, false, nil
+	}
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
+	nonce := nuid.Next()
+	val, err := encodeRecord(rec, nonce)
+	if err != nil {
+		return store.Record{}, false, err
+	}
+	key := recordKey(rec.Session, rec.RequestID())
+	ttl := seconds(time.Until(rec.ExpiresAt()) + s.opts.Keep)
+	var out store.Record
+	var won bool
+	err = s.retry(ctx, func(ctx context.Context) error {
+		msg := &nats.Msg{Subject: s.subjects + key, Data: val, Header: nats.Header{}}
+		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rec.Version), jetstream.WithMsgTTL(ttl))
+		if err == nil {
+			out, won = rec, true
+			out.Version = ack.Sequence
+			return nil
+		}
+		if !wrongRevision(err) {
+			return err
+		}
+		// Lost, unless the winner is an earlier try of this Update that timed out.
+		cur, curNonce, err := s.get(ctx, key)
+		switch {
+		case errors.Is(err, wire.ErrNotPending):
+			won = false
+			return nil
+		case err != nil:
+			return err
+		case cur.Version == rec.Version && cur.Outcome == 0:
+			return errInFlight // not decided yet: another write is in flight
+		}
+		out, won = cur, curNonce == nonce && cur.Rev == rec.Rev && cur.Outcome == 0
+		return nil
+	})
+	if err != nil {
+		return store.Record{}, false, unavailable("updating the question", err)
+	}
+	if !won {
+		return store.Record{}, false, nil
+	}
+	return out, true, nil
 }
 
 // Pending lists the session's pending questions, read from the stream's leader (not

@@ -340,8 +340,10 @@ func (s *Store) reconcile(snap []entry, doubts map[string]uint64) {
 	var over []store.Record
 	for key, m := range s.pending {
 		switch e, ok := last[key]; {
-		case ok && e.rev == m.rec.Rev: // still pending
-		case ok && e.rev > m.rec.Rev:
+		case ok && e.rev == m.rec.Version: // still pending
+		case ok && e.rev > m.rec.Version && updateOf(m, now[key]):
+			m.rec = now[key]
+		case ok && e.rev > m.rec.Version:
 			s.removeLocked(m)
 			rec, _ := overBy(m, now[key]) // an end is in ch.ended already
 			over = append(over, rec)
@@ -393,6 +395,12 @@ func overBy(m *mirrored, later store.Record) (store.Record, bool) {
 	return rec, false
 }
 
+// updateOf reports whether later, the record of a later message of m's key, is m's
+// question still pending, as an Update wrote it.
+func updateOf(m *mirrored, later store.Record) bool {
+	return later.Outcome == 0 && later.Rev == m.rec.Rev && later.Session == m.rec.Session && later.RequestID() == m.rec.RequestID()
+}
+
 // apply takes one change of the bucket.
 func (s *Store) apply(e entry) {
 	key := e.key
@@ -419,6 +427,9 @@ func (s *Store) apply(e entry) {
 	m := s.pending[key]
 	if rec.Outcome == 0 {
 		if m != nil && m.rec.Rev == rec.Rev {
+			if rec.Version > m.rec.Version {
+				m.rec = rec // an Update: the approvals so far, for Pending
+			}
 			s.mu.Unlock()
 			return
 		}
