@@ -287,7 +287,7 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 		a := *approvers
 		a.Users, a.Groups = slices.Clone(a.Users), slices.Clone(a.Groups)
 		a.Quorum = max(a.Quorum, 1)
-		rec.Approvers, rec.Requester = &a, call.Requester
+		rec.Tally = &store.Tally{Approvers: a, Requester: call.Requester}
 	}
 	same := func(cur store.Record) bool {
 		if cur.Approval == nil || cur.Approval.Tool != call.Name {
@@ -409,7 +409,8 @@ func (d *Dispatcher) handleDecision(ctx context.Context, ev wire.Event) error {
 		return err
 	}
 	dec.By, dec.Via, dec.At = ev.User, ev.Via, time.Now()
-	if ap := rec.Approvers; ap != nil {
+	if rec.Tally != nil {
+		ap := &rec.Tally.Approvers
 		if !mayDecide(ap, ev.User, ev.Groups) {
 			return fmt.Errorf("%w: %q is not among its approvers", wire.ErrNotApprover, jsonx.Truncate(ev.User, 64))
 		}
@@ -454,7 +455,7 @@ func (d *Dispatcher) audit(rec store.Record) {
 	d.observe(context.Background(), observe.Observation{Event: observe.Decided, Session: rec.Session, RequestID: a.RequestID, Kind: store.KindApproval, Outcome: rec.Outcome, Carrier: rec.Carrier, Audit: &observe.Audit{
 		Session: rec.Session, RequestID: a.RequestID, Tool: a.Tool, Arguments: modelArguments(rec), Description: a.Description,
 		Outcome: rec.Outcome, Decision: dec.Decision, Reason: dec.Reason, Edited: dec.Arguments, Grant: dec.Grant,
-		AskedAt: rec.AskedAt, DecidedAt: dec.At, By: dec.By, Via: dec.Via, Approvals: rec.Approvals,
+		AskedAt: rec.AskedAt, DecidedAt: dec.At, By: dec.By, Via: dec.Via, Approvals: approvalsOf(rec),
 	}})
 }
 

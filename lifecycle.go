@@ -274,11 +274,11 @@ func (d *Dispatcher) woke(ctx context.Context, w *waiter, r *store.Record, woke 
 func (d *Dispatcher) end(ctx context.Context, rec store.Record, err error) (bool, error) {
 	if rec.Approval != nil && rec.Decision == nil {
 		rec.Decision = &store.Decision{At: time.Now()} // ended without a decision: when
-		if rec.Approvers != nil && counting(rec.Approvers) {
+		if rec.Tally != nil && counting(&rec.Tally.Approvers) {
 			// Ended by the clock or a cancel, with the record its caller made: the
 			// approvals recorded meanwhile are kept with the end, for the audit.
 			if cur, err := d.store.Get(ctx, rec.Session, rec.RequestID()); err == nil && cur.Rev == rec.Rev && cur.Outcome == 0 {
-				rec.Approval, rec.Approvals, rec.Arguments, rec.Version = cur.Approval, cur.Approvals, cur.Arguments, cur.Version
+				rec.Approval, rec.Tally, rec.Version = cur.Approval, cur.Tally, cur.Version
 			}
 		}
 	}

@@ -45,7 +45,7 @@ func counting(a *Approvers) bool {
 // the order they approved: the approvals that count toward its quorum.
 func approvedBy(rec store.Record) []string {
 	var out []string
-	for _, a := range rec.Approvals {
+	for _, a := range rec.Tally.Approvals {
 		if a.Counted && a.Digest == rec.Approval.Digest && !slices.Contains(out, a.By) {
 			out = append(out, a.By)
 		}
@@ -55,7 +55,7 @@ func approvedBy(rec store.Record) []string {
 
 // quorumMet reports whether rec has the approvals it needs.
 func quorumMet(rec store.Record) bool {
-	return len(approvedBy(rec)) >= max(rec.Approvers.Quorum, 1)
+	return len(approvedBy(rec)) >= max(rec.Tally.Approvers.Quorum, 1)
 }
 
 // maxUpdateTries bounds how often a decision reads the approval again when another
@@ -67,6 +67,9 @@ const maxUpdateTries = 16
 // and ends it when it is the last one needed. The same person approving the same
 // arguments again changes nothing, and is not an error.
 func (d *Dispatcher) decideCounted(ctx context.Context, rec store.Record, data wire.ApprovalResultData, dec store.Decision) error {
+	if data.Digest == "" && dec.Decision != wire.DecisionDeny {
+		return &wire.AnswerError{RequestID: data.RequestID, Problems: []string{"digest: missing; an approval that needs several approvals binds each to the arguments it saw: send the approval's digest"}}
+	}
 	for try := 0; ; try++ {
 		if quorumMet(rec) {
 			// Recorded, and not ended: its dispatcher stopped in between. It ends now.
@@ -115,11 +118,12 @@ func (d *Dispatcher) decideCounted(ctx context.Context, rec store.Record, data w
 // withApproval returns rec with dec, an approval or an edit, recorded, and false when
 // it changes nothing: the same person approving the same arguments again.
 func withApproval(rec store.Record, dec store.Decision) (store.Record, bool) {
-	step := store.Approval{By: dec.By, Via: dec.Via, At: dec.At, Digest: rec.Approval.Digest, Counted: !rec.Approvers.SeparateDuties || dec.By != rec.Requester}
+	t := *rec.Tally
+	step := store.Approval{By: dec.By, Via: dec.Via, At: dec.At, Digest: rec.Approval.Digest, Counted: !t.Approvers.SeparateDuties || dec.By != t.Requester}
 	a := cloneApproval(*rec.Approval)
 	if dec.Decision == wire.DecisionEdit {
-		if rec.Arguments == nil {
-			rec.Arguments = rec.Approval.Arguments
+		if t.Arguments == nil {
+			t.Arguments = rec.Approval.Arguments
 		}
 		a.Arguments, step.Arguments = dec.Arguments, dec.Arguments
 		if a.ArgumentsInvalid && !slices.Contains(a.Decisions, wire.DecisionApprove) {
@@ -130,13 +134,14 @@ func withApproval(rec store.Record, dec store.Decision) (store.Record, bool) {
 		a.Digest = approvalDigest(rec.Session, &a, canonical)
 		step.Digest = a.Digest
 	} else {
-		for _, x := range rec.Approvals {
+		for _, x := range t.Approvals {
 			if x.By == step.By && x.Digest == step.Digest {
 				return rec, false
 			}
 		}
 	}
-	rec.Approvals = append(slices.Clone(rec.Approvals), step)
+	t.Approvals = append(slices.Clone(t.Approvals), step)
+	rec.Tally = &t
 	rec.Approval = &a
 	rec.Approval.Approvals = approvedBy(rec)
 	return rec, true
@@ -145,10 +150,10 @@ func withApproval(rec store.Record, dec store.Decision) (store.Record, bool) {
 // endApproved ends rec, whose quorum is met, as approved (edited, when an edit set its
 // arguments), and reports whether this end was the one.
 func (d *Dispatcher) endApproved(ctx context.Context, rec store.Record) bool {
-	last := rec.Approvals[len(rec.Approvals)-1]
+	last := rec.Tally.Approvals[len(rec.Tally.Approvals)-1]
 	dec := store.Decision{Decision: wire.DecisionApprove, By: last.By, Via: last.Via, At: time.Now()}
 	rec.Outcome = Approved
-	if rec.Arguments != nil {
+	if rec.Tally.Arguments != nil {
 		rec.Outcome, dec.Decision, dec.Arguments = Edited, wire.DecisionEdit, rec.Approval.Arguments
 	}
 	rec.Decision = &dec
@@ -192,14 +197,22 @@ func (d *Dispatcher) progressed(ctx context.Context, rec store.Record, dec store
 	d.observe(ctx, observe.Observation{Event: observe.Progressed, Session: rec.Session, RequestID: a.RequestID, Kind: store.KindApproval, Carrier: rec.Carrier, Audit: &observe.Audit{
 		Session: rec.Session, RequestID: a.RequestID, Tool: a.Tool, Arguments: modelArguments(rec), Description: a.Description,
 		Decision: dec.Decision, Edited: dec.Arguments, AskedAt: rec.AskedAt, DecidedAt: dec.At, By: dec.By, Via: dec.Via,
-		Approvals: rec.Approvals,
+		Approvals: approvalsOf(rec),
 	}})
 }
 
 // modelArguments returns the arguments of rec's approval as the model wrote them.
 func modelArguments(rec store.Record) []byte {
-	if rec.Arguments != nil {
-		return rec.Arguments
+	if rec.Tally != nil && rec.Tally.Arguments != nil {
+		return rec.Tally.Arguments
 	}
 	return rec.Approval.Arguments
+}
+
+// approvalsOf returns the approvals recorded of rec's approval; nil without approvers.
+func approvalsOf(rec store.Record) []store.Approval {
+	if rec.Tally == nil {
+		return nil
+	}
+	return rec.Tally.Approvals
 }

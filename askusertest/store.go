@@ -272,16 +272,15 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 				Digest: "d1", ExpiresAt: time.Now().Add(time.Minute).UTC().Truncate(time.Millisecond),
 				Approvers: []string{"alice", "bob", "dba"}, Quorum: 2,
 			},
-			AskedAt:   at,
-			Approvers: &store.Approvers{Users: []string{"alice", "bob"}, Groups: []string{"dba"}, Quorum: 2, SeparateDuties: true},
-			Requester: "carol",
+			AskedAt: at,
+			Tally:   &store.Tally{Approvers: store.Approvers{Users: []string{"alice", "bob"}, Groups: []string{"dba"}, Quorum: 2, SeparateDuties: true}, Requester: "carol"},
 		}
 		got, _, err := a.Put(ctx, approval)
 		if err != nil {
 			t.Fatal(err)
 		}
 		read, err := b.Get(ctx, s, "q1")
-		if err != nil || read.Approvers == nil || fmt.Sprint(*read.Approvers) != fmt.Sprint(*approval.Approvers) || read.Requester != "carol" ||
+		if err != nil || read.Tally == nil || fmt.Sprint(read.Tally.Approvers) != fmt.Sprint(approval.Tally.Approvers) || read.Tally.Requester != "carol" ||
 			fmt.Sprint(read.Approval.Approvers) != "[alice bob dba]" || read.Approval.Quorum != 2 || read.Version != got.Version {
 			t.Fatalf("Get = %+v, %v; want the approvers, the requester and the version that Put recorded", read, err)
 		}
@@ -289,7 +288,9 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 			t.Fatalf("Update of an unknown request = %v, %v; want false", ok, err)
 		}
 		step := func(r store.Record, by string) store.Record {
-			r.Approvals = append(append([]store.Approval(nil), r.Approvals...), store.Approval{By: by, Via: "link", At: at, Digest: r.Approval.Digest, Counted: true})
+			t := *r.Tally
+			t.Approvals = append(append([]store.Approval(nil), t.Approvals...), store.Approval{By: by, Via: "link", At: at, Digest: r.Approval.Digest, Counted: true})
+			r.Tally = &t
 			ap := *r.Approval
 			ap.Approvals = append(append([]string(nil), ap.Approvals...), by)
 			r.Approval = &ap
@@ -334,26 +335,26 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		}
 		// An edit: new arguments, the model's kept, the editor's approval first.
 		edit := step(up, "bob")
-		edit.Arguments = up.Approval.Arguments
+		edit.Tally.Arguments = up.Approval.Arguments
 		ap := *edit.Approval
 		ap.Arguments, ap.Digest = json.RawMessage(`{"db":"staging"}`), "d2"
 		edit.Approval = &ap
-		edit.Approvals[len(edit.Approvals)-1].Arguments = ap.Arguments
-		edit.Approvals[len(edit.Approvals)-1].Digest = "d2"
+		steps := edit.Tally.Approvals
+		steps[len(steps)-1].Arguments, steps[len(steps)-1].Digest = ap.Arguments, "d2"
 		up2, ok, err := b.Update(ctx, edit)
 		if !ok || err != nil {
 			t.Fatalf("Update of the latest state = %v, %v; want true", ok, err)
 		}
 		now, err := a.Get(ctx, s, "q1")
-		if err != nil || now.Rev != got.Rev || now.Version != up2.Version || len(now.Approvals) != 2 || string(now.Arguments) != `{"db":"prod"}` ||
+		if err != nil || now.Rev != got.Rev || now.Version != up2.Version || now.Tally == nil || len(now.Tally.Approvals) != 2 || string(now.Tally.Arguments) != `{"db":"prod"}` ||
 			string(now.Approval.Arguments) != `{"db":"staging"}` || now.Approval.Digest != "d2" || fmt.Sprint(now.Approval.Approvals) != fmt.Sprint(up2.Approval.Approvals) {
 			t.Fatalf("Get after Updates = %+v, %v; want the last Update's record", now, err)
 		}
-		last := now.Approvals[1]
+		last := now.Tally.Approvals[1]
 		if last.By != "bob" || last.Via != "link" || !last.At.Equal(at) || last.Digest != "d2" || !last.Counted || string(last.Arguments) != `{"db":"staging"}` {
 			t.Fatalf("the recorded approval is %+v, want bob's edit", last)
 		}
-		if list, err := b.Pending(ctx, s); err != nil || len(list) != 1 || list[0].Version != up2.Version || len(list[0].Approvals) != 2 {
+		if list, err := b.Pending(ctx, s); err != nil || len(list) != 1 || list[0].Version != up2.Version || list[0].Tally == nil || len(list[0].Tally.Approvals) != 2 {
 			t.Fatalf("Pending = %+v, %v; want the updated approval", list, err)
 		}
 		// End names the request by its Rev, whatever the Updates since Put.

@@ -30,12 +30,15 @@ type stored struct {
 	// Nonce is unique to the Put, Update or End that wrote the record, so that a write
 	// that timed out and was tried again can tell whether its first try was written.
 	Nonce string `json:"nonce,omitempty"`
-	// Approvers, Requester, Approvals and Arguments are an approval's who may decide,
-	// and the approvals recorded so far (store.Record's fields of the same names).
-	Approvers *storedApprovers `json:"approvers,omitempty"`
-	Requester string           `json:"requester,omitempty"`
-	Approvals []storedStep     `json:"approvals,omitempty"`
-	Arguments json.RawMessage  `json:"modelArguments,omitempty"`
+	// Tally is an approval's who may decide, and the approvals so far (store.Tally).
+	Tally *storedTally `json:"tally,omitempty"`
+}
+
+type storedTally struct {
+	Approvers storedApprovers `json:"approvers"`
+	Requester string          `json:"requester,omitempty"`
+	Approvals []storedStep    `json:"approvals,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 type storedApprovers struct {
@@ -99,12 +102,13 @@ func encodeRecord(rec store.Record, nonce string) ([]byte, error) {
 	if a := rec.Approval; a != nil {
 		s.Approval = &storedApproval{ApprovalData: *a, Scope: a.Scope}
 	}
-	if a := rec.Approvers; a != nil {
-		s.Approvers = &storedApprovers{Users: a.Users, Groups: a.Groups, Quorum: a.Quorum, SeparateDuties: a.SeparateDuties}
-	}
-	s.Requester, s.Arguments = rec.Requester, rec.Arguments
-	for _, x := range rec.Approvals {
-		s.Approvals = append(s.Approvals, storedStep{By: x.By, Via: x.Via, At: x.At, Digest: x.Digest, Arguments: x.Arguments, Counted: x.Counted})
+	if t := rec.Tally; t != nil {
+		a := t.Approvers
+		st := &storedTally{Approvers: storedApprovers{Users: a.Users, Groups: a.Groups, Quorum: a.Quorum, SeparateDuties: a.SeparateDuties}, Requester: t.Requester, Arguments: t.Arguments}
+		for _, x := range t.Approvals {
+			st.Approvals = append(st.Approvals, storedStep{By: x.By, Via: x.Via, At: x.At, Digest: x.Digest, Arguments: x.Arguments, Counted: x.Counted})
+		}
+		s.Tally = st
 	}
 	s.Rev = rec.Rev // 0 in a Put: the revision of the entry it makes
 	if d := rec.Decision; d != nil {
@@ -131,16 +135,17 @@ func decodeRecord(b []byte, rev uint64) (store.Record, string, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return store.Record{}, "", fmt.Errorf("cluster: a record in the bucket does not decode: %w", err)
 	}
-	rec := store.Record{Session: s.Session, Ask: s.Ask, Rev: rev, Version: rev, AskedAt: s.AskedAt, Answers: s.Answers, Carrier: s.Carrier,
-		Requester: s.Requester, Arguments: s.Arguments}
+	rec := store.Record{Session: s.Session, Ask: s.Ask, Rev: rev, Version: rev, AskedAt: s.AskedAt, Answers: s.Answers, Carrier: s.Carrier}
 	if s.Rev != 0 {
 		rec.Rev = s.Rev
 	}
-	if a := s.Approvers; a != nil {
-		rec.Approvers = &store.Approvers{Users: a.Users, Groups: a.Groups, Quorum: a.Quorum, SeparateDuties: a.SeparateDuties}
-	}
-	for _, x := range s.Approvals {
-		rec.Approvals = append(rec.Approvals, store.Approval{By: x.By, Via: x.Via, At: x.At, Digest: x.Digest, Arguments: x.Arguments, Counted: x.Counted})
+	if st := s.Tally; st != nil {
+		a := st.Approvers
+		t := &store.Tally{Approvers: store.Approvers{Users: a.Users, Groups: a.Groups, Quorum: a.Quorum, SeparateDuties: a.SeparateDuties}, Requester: st.Requester, Arguments: st.Arguments}
+		for _, x := range st.Approvals {
+			t.Approvals = append(t.Approvals, store.Approval{By: x.By, Via: x.Via, At: x.At, Digest: x.Digest, Arguments: x.Arguments, Counted: x.Counted})
+		}
+		rec.Tally = t
 	}
 	if a := s.Approval; a != nil {
 		rec.Approval = &a.ApprovalData

@@ -37,24 +37,30 @@ type Record struct {
 	// kept so that a dispatcher that ends it elsewhere can link to it; nil for none.
 	Carrier map[string]string
 
-	// Approvers, for an approval, are who may decide it and how many must approve; nil:
-	// anyone of the session, and one decision ends it.
-	Approvers *Approvers
-	// Requester is who asked for the call (askuser.ToolCall.Requester), whose approval
-	// does not count when Approvers.SeparateDuties is set.
-	Requester string
-	// Approvals are the approvals recorded so far of an approval that needs more than
-	// one (or whose requester's own does not count), oldest first; an edit starts them
-	// again, with the editor's: only those with the present Approval.Digest count. Each
-	// keeps the digest of the arguments it approved.
-	Approvals []Approval
-	// Arguments, for an approval whose arguments an edit changed while it waited for
-	// more approvals, are the arguments the model wrote (Approval.Arguments are the
-	// edit's); nil otherwise.
-	Arguments json.RawMessage
+	// Tally, for an approval whose host named approvers, is who may decide it and the
+	// approvals recorded so far; nil for the others, which anyone of the session decides,
+	// the first decision ending them.
+	Tally *Tally
 	// Version tells apart the states of a pending request that [Store.Update] made: the
 	// store sets it in Put and in each Update, different for each.
 	Version uint64
+}
+
+// Tally is what an approval with approvers keeps beside its request.
+type Tally struct {
+	// Approvers are who may decide, and how many must approve.
+	Approvers Approvers
+	// Requester is who asked for the call (askuser.ToolCall.Requester), whose approval
+	// does not count when Approvers.SeparateDuties is set.
+	Requester string
+	// Approvals are the approvals recorded so far, oldest first, each with the digest
+	// of the arguments it approved; only those with the present
+	// wire.ApprovalData.Digest count. An edit is recorded as the editor's approval of
+	// the edited arguments, and so starts the count again.
+	Approvals []Approval
+	// Arguments are the arguments the model wrote, once an edit changed the
+	// approval's; nil before.
+	Arguments json.RawMessage
 }
 
 // Approvers say who may decide an approval and how many of them must approve it. The
@@ -184,7 +190,7 @@ type Store interface {
 	// returns rec with its new Version and true. It reports false, changing nothing, when
 	// the request has ended, is unknown, or was updated meanwhile (read it again). An
 	// Update keeps Rev and never ends a request: it records the approvals of an approval
-	// that needs several ([Record.Approvals], and the arguments an edit changed).
+	// that needs several ([Record.Tally], and the arguments an edit changed).
 	// Every dispatcher sharing the store reads what it wrote; Watch does not report it.
 	Update(ctx context.Context, rec Record) (Record, bool, error)
 
