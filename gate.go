@@ -250,9 +250,9 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 		ExpiresAt: now.Add(d.opts.Timeout).UTC(),
 	}
 	if approvers != nil {
-		data.Approvers = slices.Concat(approvers.Users, approvers.Groups)
+		data.Approvers = &wire.ApproversData{Names: slices.Concat(approvers.Users, approvers.Groups)}
 		if approvers.Quorum > 1 {
-			data.Quorum = approvers.Quorum
+			data.Approvers.Quorum = approvers.Quorum
 		}
 	}
 	if !argsOK {
@@ -488,6 +488,11 @@ func cloneApproval(a wire.ApprovalData) wire.ApprovalData {
 	a.ArgumentsSchema = bytes.Clone(a.ArgumentsSchema)
 	a.Decisions = slices.Clone(a.Decisions)
 	a.Reasons = slices.Clone(a.Reasons)
+	if a.Approvers != nil {
+		ap := *a.Approvers
+		ap.Names, ap.Approved = slices.Clone(ap.Names), slices.Clone(ap.Approved)
+		a.Approvers = &ap
+	}
 	if a.Source != nil {
 		src := *a.Source
 		src.Hints = maps.Clone(src.Hints)

@@ -82,7 +82,10 @@ func (d *Dispatcher) decideCounted(ctx context.Context, rec store.Record, data w
 		}
 		next, changed := withApproval(rec, dec)
 		if !changed {
-			return nil // approved again by the same person: it counts once
+			// Approved again by the same person: it counts once. The devices are told
+			// again, so that the one that sent it hears back.
+			d.sendProgress(ctx, rec, false)
+			return nil
 		}
 		upd, ok, err := d.store.Update(ctx, next)
 		if err != nil {
@@ -143,7 +146,10 @@ func withApproval(rec store.Record, dec store.Decision) (store.Record, bool) {
 	t.Approvals = append(slices.Clone(t.Approvals), step)
 	rec.Tally = &t
 	rec.Approval = &a
-	rec.Approval.Approvals = approvedBy(rec)
+	if a.Approvers == nil {
+		a.Approvers = &wire.ApproversData{}
+	}
+	a.Approvers.Approved = approvedBy(rec)
 	return rec, true
 }
 
@@ -175,9 +181,9 @@ func (d *Dispatcher) endDecided(ctx context.Context, rec store.Record) error {
 // sendProgress tells the session's devices who has approved rec so far, and its
 // arguments when an edit changed them.
 func (d *Dispatcher) sendProgress(ctx context.Context, rec store.Record, edited bool) {
-	data := wire.ApprovalProgressData{RequestID: rec.Approval.RequestID, Approvals: rec.Approval.Approvals, Digest: rec.Approval.Digest}
-	if data.Approvals == nil {
-		data.Approvals = []string{}
+	data := wire.ApprovalProgressData{RequestID: rec.Approval.RequestID, Approved: rec.Approval.Approvers.Approved, Digest: rec.Approval.Digest}
+	if data.Approved == nil {
+		data.Approved = []string{}
 	}
 	if edited {
 		data.Arguments = rec.Approval.Arguments

@@ -270,7 +270,7 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 			Approval: &wire.ApprovalData{
 				RequestID: "q1", Tool: "drop_database", Arguments: json.RawMessage(`{"db":"prod"}`), Decisions: []string{"approve", "deny", "edit"},
 				Digest: "d1", ExpiresAt: time.Now().Add(time.Minute).UTC().Truncate(time.Millisecond),
-				Approvers: []string{"alice", "bob", "dba"}, Quorum: 2,
+				Approvers: &wire.ApproversData{Names: []string{"alice", "bob", "dba"}, Quorum: 2},
 			},
 			AskedAt: at,
 			Tally:   &store.Tally{Approvers: store.Approvers{Users: []string{"alice", "bob"}, Groups: []string{"dba"}, Quorum: 2, SeparateDuties: true}, Requester: "carol"},
@@ -281,7 +281,7 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		}
 		read, err := b.Get(ctx, s, "q1")
 		if err != nil || read.Tally == nil || fmt.Sprint(read.Tally.Approvers) != fmt.Sprint(approval.Tally.Approvers) || read.Tally.Requester != "carol" ||
-			fmt.Sprint(read.Approval.Approvers) != "[alice bob dba]" || read.Approval.Quorum != 2 || read.Version != got.Version {
+			fmt.Sprint(*read.Approval.Approvers) != "{[alice bob dba] 2 []}" || read.Version != got.Version {
 			t.Fatalf("Get = %+v, %v; want the approvers, the requester and the version that Put recorded", read, err)
 		}
 		if _, ok, err := b.Update(ctx, func() store.Record { r := read; r.Session = session(); return r }()); ok || err != nil {
@@ -291,8 +291,9 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 			t := *r.Tally
 			t.Approvals = append(append([]store.Approval(nil), t.Approvals...), store.Approval{By: by, Via: "link", At: at, Digest: r.Approval.Digest, Counted: true})
 			r.Tally = &t
-			ap := *r.Approval
-			ap.Approvals = append(append([]string(nil), ap.Approvals...), by)
+			ap, who := *r.Approval, *r.Approval.Approvers
+			who.Approved = append(append([]string(nil), who.Approved...), by)
+			ap.Approvers = &who
 			r.Approval = &ap
 			return r
 		}
@@ -347,7 +348,7 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		}
 		now, err := a.Get(ctx, s, "q1")
 		if err != nil || now.Rev != got.Rev || now.Version != up2.Version || now.Tally == nil || len(now.Tally.Approvals) != 2 || string(now.Tally.Arguments) != `{"db":"prod"}` ||
-			string(now.Approval.Arguments) != `{"db":"staging"}` || now.Approval.Digest != "d2" || fmt.Sprint(now.Approval.Approvals) != fmt.Sprint(up2.Approval.Approvals) {
+			string(now.Approval.Arguments) != `{"db":"staging"}` || now.Approval.Digest != "d2" || fmt.Sprint(*now.Approval.Approvers) != fmt.Sprint(*up2.Approval.Approvers) || len(now.Approval.Approvers.Approved) != 2 {
 			t.Fatalf("Get after Updates = %+v, %v; want the last Update's record", now, err)
 		}
 		last := now.Tally.Approvals[1]

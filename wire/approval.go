@@ -21,7 +21,7 @@ const (
 	// however it ends. Its data is an [ApprovalResolvedData].
 	EventApprovalResolved = "tool_approval_resolved"
 	// EventApprovalProgress is sent to every device of a session when an approval that
-	// needs several approvals (see [ApprovalData.Quorum]) records one and stays pending.
+	// needs several approvals (see [ApproversData.Quorum]) records one and stays pending.
 	// Its data is an [ApprovalProgressData].
 	EventApprovalProgress = "tool_approval_progress"
 )
@@ -78,24 +78,31 @@ type ApprovalData struct {
 	Digest string `json:"digest"`
 	// ExpiresAt is when the approval times out, so that a device can show a countdown.
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
-	// Approvers names who may decide, as the host named them: its users, then its
-	// groups. Empty when anyone of the session may. A device whose person is not among
-	// them shows the approval read-only; a decision from them is refused with the code
-	// "not_approver".
-	Approvers []string `json:"approvers,omitempty"`
+	// Approvers says who may decide, when the host named them, and how many must
+	// approve; nil when anyone of the session decides, the first decision ending it.
+	Approvers *ApproversData `json:"approvers,omitempty"`
+}
+
+// ApproversData is who may decide an approval, how many must approve it, and who has.
+type ApproversData struct {
+	// Names are the approvers as the host named them: its users, then its groups. Empty
+	// when anyone of the session may decide (a quorum of different people, say). A
+	// device whose person is not among them shows the approval read-only; a decision
+	// from them is refused with the code "not_approver".
+	Names []string `json:"names,omitempty"`
 	// Quorum is how many approvals from different people the call needs; 0 means one.
 	Quorum int `json:"quorum,omitempty"`
-	// Approvals names who has approved so far, on these arguments, in order; an edit
-	// starts them again. Only approvals that count are listed.
-	Approvals []string `json:"approvals,omitempty"`
+	// Approved names who has approved so far, on these arguments, in order; an edit
+	// starts it again. Only approvals that count are listed.
+	Approved []string `json:"approved,omitempty"`
 }
 
 // ApprovalProgressData is the data of an [EventApprovalProgress]: an approval recorded
 // one more approval, or an edit, and waits for more.
 type ApprovalProgressData struct {
 	RequestID string `json:"requestId"`
-	// Approvals names who has approved so far, as [ApprovalData.Approvals].
-	Approvals []string `json:"approvals"`
+	// Approved names who has approved so far, as [ApproversData.Approved].
+	Approved []string `json:"approved"`
 	// Digest is the approval's digest now: it changes when an edit changed the
 	// arguments, and a decision must then carry the new one.
 	Digest string `json:"digest"`

@@ -106,8 +106,8 @@ func TestNotApproverRefused(t *testing.T) {
 	s := askuser.StringSession("ops")
 	res := e.approve(dropCall(s, "dev"), nil)
 	ap := e.pending(s, "drop1")
-	if fmt.Sprint(ap.Approvers) != "[alice dba]" || ap.Quorum != 0 {
-		t.Fatalf("approval shows approvers %v, quorum %d; want [alice dba], 0", ap.Approvers, ap.Quorum)
+	if ap.Approvers == nil || fmt.Sprint(*ap.Approvers) != "{[alice dba] 0 []}" {
+		t.Fatalf("approval shows approvers %+v; want alice and dba, one approval", ap.Approvers)
 	}
 	dev := e.dial("ops&user=dev&groups=web,ops")
 	dev.next(wire.EventApproval)
@@ -143,7 +143,7 @@ func TestQuorumTwoPeople(t *testing.T) {
 	s := askuser.StringSession("ops")
 	res := e.approve(dropCall(s, "dev"), nil)
 	ap := e.pending(s, "drop1")
-	if ap.Quorum != 2 || fmt.Sprint(ap.Approvers) != "[dba]" || fmt.Sprint(ap.Decisions) != "[approve deny edit]" {
+	if ap.Approvers == nil || fmt.Sprint(*ap.Approvers) != "{[dba] 2 []}" || fmt.Sprint(ap.Decisions) != "[approve deny edit]" {
 		t.Fatalf("approval %+v; want a quorum of 2 of dba, without \"always\"", ap)
 	}
 	dev := e.dial("ops&user=dev")
@@ -154,14 +154,19 @@ func TestQuorumTwoPeople(t *testing.T) {
 	decide(alice, "drop1", wire.DecisionApprove, ap.Digest, nil)
 	for _, dv := range []*device{dev, alice} {
 		p := decode[wire.ApprovalProgressData](t, dv.next(wire.EventApprovalProgress))
-		if p.RequestID != "drop1" || fmt.Sprint(p.Approvals) != "[alice]" || p.Digest != ap.Digest || p.Arguments != nil {
+		if p.RequestID != "drop1" || fmt.Sprint(p.Approved) != "[alice]" || p.Digest != ap.Digest || p.Arguments != nil {
 			t.Fatalf("progress %+v; want alice's approval", p)
 		}
 	}
 	decide(alice, "drop1", wire.DecisionApprove, ap.Digest, nil) // again: counts once
+	for _, dv := range []*device{dev, alice} {
+		if p := decode[wire.ApprovalProgressData](t, dv.next(wire.EventApprovalProgress)); fmt.Sprint(p.Approved) != "[alice]" {
+			t.Fatalf("progress after alice approved again %+v; want alice's approval, once", p)
+		}
+	}
 	settle(t, alice)
-	if got := e.pending(s, "drop1"); fmt.Sprint(got.Approvals) != "[alice]" {
-		t.Fatalf("after alice approved twice, approvals %v; want [alice], still pending", got.Approvals)
+	if got := e.pending(s, "drop1"); fmt.Sprint(got.Approvers.Approved) != "[alice]" {
+		t.Fatalf("after alice approved twice, approvals %v; want [alice], still pending", got.Approvers.Approved)
 	}
 	select {
 	case r := <-res:
@@ -172,7 +177,7 @@ func TestQuorumTwoPeople(t *testing.T) {
 		t.Fatalf("%d approvals observed, want 1", n)
 	}
 	bob := e.dial("ops&user=bob&groups=dba")
-	if late := decode[wire.ApprovalData](t, bob.next(wire.EventApproval)); fmt.Sprint(late.Approvals) != "[alice]" || late.Quorum != 2 {
+	if late := decode[wire.ApprovalData](t, bob.next(wire.EventApproval)); late.Approvers == nil || fmt.Sprint(*late.Approvers) != "{[dba] 2 [alice]}" {
 		t.Fatalf("a device joining is shown %+v; want alice's approval of 2", late)
 	}
 	decide(bob, "drop1", wire.DecisionApprove, ap.Digest, nil)
@@ -236,7 +241,7 @@ func TestQuorumEdit(t *testing.T) {
 	var edited wire.ApprovalProgressData
 	for _, dv := range []*device{alice, bob} {
 		edited = decode[wire.ApprovalProgressData](t, dv.next(wire.EventApprovalProgress))
-		if fmt.Sprint(edited.Approvals) != "[bob]" || edited.Digest == ap.Digest || string(edited.Arguments) != `{"db":"staging"}` {
+		if fmt.Sprint(edited.Approved) != "[bob]" || edited.Digest == ap.Digest || string(edited.Arguments) != `{"db":"staging"}` {
 			t.Fatalf("progress after the edit %+v; want bob's approval of the edited arguments", edited)
 		}
 	}
@@ -270,7 +275,7 @@ func TestSeparateDuties(t *testing.T) {
 	alice := e.dial("ops&user=alice&groups=dba")
 	alice.next(wire.EventApproval)
 	decide(alice, "drop1", wire.DecisionApprove, ap.Digest, nil)
-	if p := decode[wire.ApprovalProgressData](t, alice.next(wire.EventApprovalProgress)); len(p.Approvals) != 0 {
+	if p := decode[wire.ApprovalProgressData](t, alice.next(wire.EventApprovalProgress)); p.Approved == nil || len(p.Approved) != 0 {
 		t.Fatalf("progress %+v; want no approval counted", p)
 	}
 	select {
