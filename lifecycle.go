@@ -278,7 +278,7 @@ func (d *Dispatcher) end(ctx context.Context, rec store.Record, err error) (bool
 			// Ended by the clock or a cancel, with the record its caller made: the
 			// approvals recorded meanwhile are kept with the end, for the audit.
 			if cur, err := d.store.Get(ctx, rec.Session, rec.RequestID()); err == nil && cur.Rev == rec.Rev && cur.Outcome == 0 {
-				rec.Approval, rec.Tally, rec.Version = cur.Approval, cur.Tally, cur.Version
+				rec.Approval, rec.Tally = cur.Approval, cur.Tally
 			}
 		}
 	}

@@ -68,7 +68,7 @@ func (s *memStore) Put(_ context.Context, rec store.Record) (store.Record, bool,
 		return m.rec, false, nil
 	}
 	s.rev++
-	rec.Rev, rec.Version = s.rev, s.rev
+	rec.Rev = s.rev
 	m := &entry{rec: rec}
 	s.pending[k] = m
 	l := s.sessions[rec.Session]
@@ -97,11 +97,13 @@ func (s *memStore) Update(_ context.Context, rec store.Record) (store.Record, bo
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.pending[k]
-	if !ok || rec.Outcome != 0 || m.rec.Rev != rec.Rev || m.rec.Version != rec.Version {
+	if !ok || rec.Outcome != 0 || rec.Tally == nil || m.rec.Rev != rec.Rev || m.rec.Tally == nil || m.rec.Tally.Version != rec.Tally.Version {
 		return store.Record{}, false, nil
 	}
 	s.rev++
-	rec.Version = s.rev
+	t := *rec.Tally
+	t.Version = s.rev
+	rec.Tally = &t
 	m.rec = rec
 	return rec, true, nil
 }

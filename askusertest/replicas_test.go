@@ -36,7 +36,7 @@ func (s *sharedStore) Put(_ context.Context, rec store.Record) (store.Record, bo
 		return old, false, nil
 	}
 	s.rev++
-	rec.Rev, rec.Version = s.rev, s.rev
+	rec.Rev = s.rev
 	s.recs[k] = rec
 	return rec, true, nil
 }
@@ -55,11 +55,13 @@ func (s *sharedStore) Update(_ context.Context, rec store.Record) (store.Record,
 	defer s.mu.Unlock()
 	k := storeKey(rec.Session, rec.RequestID())
 	cur, ok := s.recs[k]
-	if !ok || rec.Outcome != 0 || cur.Outcome != 0 || cur.Rev != rec.Rev || cur.Version != rec.Version {
+	if !ok || rec.Outcome != 0 || rec.Tally == nil || cur.Outcome != 0 || cur.Rev != rec.Rev || cur.Tally == nil || cur.Tally.Version != rec.Tally.Version {
 		return store.Record{}, false, nil
 	}
 	s.rev++
-	rec.Version = s.rev
+	t := *rec.Tally
+	t.Version = s.rev
+	rec.Tally = &t
 	s.recs[k] = rec
 	return rec, true, nil
 }

@@ -118,9 +118,9 @@ func (s *Store) audited(a *audit, r auditResult) error {
 		e, told := r.latest[key]
 		later, _ := s.record(e) // zero for no message
 		switch {
-		case told && e.rev == m.rec.Version: // pending: its end comes through the watch
+		case told && e.rev == lastRevision(m.rec): // pending: its end comes through the watch
 			delete(a.doubts, key)
-		case told && e.rev > m.rec.Version && updateOf(m, later):
+		case told && e.rev > lastRevision(m.rec) && updateOf(m, later):
 			m.rec = later // still pending, updated
 			delete(a.doubts, key)
 		case told && e.rev > rev, r.none[key] && time.Now().After(m.rec.ExpiresAt().Add(s.opts.Keep)):

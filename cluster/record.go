@@ -127,21 +127,24 @@ func encodeRecord(rec store.Record, nonce string) ([]byte, error) {
 // unknownOutcome stands for an outcome written by a newer version of the library.
 const unknownOutcome askuser.Outcome = 1 << 16
 
-// decodeRecord reads an entry's value; rev is the entry's revision: the Version of a
-// pending record, and its Rev too unless an Update wrote it (which writes the Rev). It
-// also returns the nonce of the write.
+// decodeRecord reads an entry's value; rev is the entry's revision: the Rev of a
+// pending record that Put wrote, and the Tally.Version of one that an Update wrote (with
+// the Rev in it). It also returns the nonce of the write.
 func decodeRecord(b []byte, rev uint64) (store.Record, string, error) {
 	var s stored
 	if err := json.Unmarshal(b, &s); err != nil {
 		return store.Record{}, "", fmt.Errorf("cluster: a record in the bucket does not decode: %w", err)
 	}
-	rec := store.Record{Session: s.Session, Ask: s.Ask, Rev: rev, Version: rev, AskedAt: s.AskedAt, Answers: s.Answers, Carrier: s.Carrier}
+	rec := store.Record{Session: s.Session, Ask: s.Ask, Rev: rev, AskedAt: s.AskedAt, Answers: s.Answers, Carrier: s.Carrier}
 	if s.Rev != 0 {
 		rec.Rev = s.Rev
 	}
 	if st := s.Tally; st != nil {
 		a := st.Approvers
 		t := &store.Tally{Approvers: store.Approvers{Users: a.Users, Groups: a.Groups, Quorum: a.Quorum, SeparateDuties: a.SeparateDuties}, Requester: st.Requester, Arguments: st.Arguments}
+		if rev != rec.Rev {
+			t.Version = rev // written by an Update
+		}
 		for _, x := range st.Approvals {
 			t.Approvals = append(t.Approvals, store.Approval{By: x.By, Via: x.Via, At: x.At, Digest: x.Digest, Arguments: x.Arguments, Counted: x.Counted})
 		}

@@ -411,7 +411,7 @@ func (s *Store) Put(ctx context.Context, rec store.Record) (store.Record, bool, 
 	err = s.retry(ctx, func(ctx context.Context) error {
 		rev, err := s.kv.Create(ctx, key, val, jetstream.KeyTTL(ttl))
 		if err == nil {
-			rec.Rev, rec.Version = rev, rev
+			rec.Rev = rev
 			out, created = rec, true
 			return nil
 		}
@@ -500,7 +500,7 @@ func (s *Store) End(ctx context.Context, rec store.Record) (bool, error) {
 	key := recordKey(rec.Session, rec.RequestID())
 	var won bool
 	// The key's last revision is the request's own, or its last Update's.
-	last := max(rec.Rev, rec.Version)
+	last := lastRevision(rec)
 	err = s.retry(ctx, func(ctx context.Context) error {
 		msg := &nats.Msg{Subject: s.subjects + key, Data: val, Header: nats.Header{}}
 		_, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(last), jetstream.WithMsgTTL(s.keepTTL))
@@ -524,7 +524,7 @@ func (s *Store) End(ctx context.Context, rec store.Record) (bool, error) {
 		case err != nil:
 			return err
 		case cur.Rev == rec.Rev && cur.Outcome == 0:
-			last = cur.Version // updated meanwhile (or a write in flight): again
+			last = lastRevision(cur) // updated meanwhile (or a write in flight): again
 			return errInFlight
 		}
 		won = curNonce == nonce && cur.Rev == rec.Rev
@@ -539,12 +539,21 @@ func (s *Store) End(ctx context.Context, rec store.Record) (bool, error) {
 	return won, nil
 }
 
+// lastRevision is the revision of the entry that holds rec: its Put's, or its last
+// Update's.
+func lastRevision(rec store.Record) uint64 {
+	if rec.Tally != nil && rec.Tally.Version != 0 {
+		return rec.Tally.Version
+	}
+	return rec.Rev
+}
+
 // Update writes rec over the pending record of revision rec.Rev, in one write that only
-// succeeds while rec.Version is the key's last revision (a compare-and-set); the entry's
-// revision is the new Version. It reports false, with no error, when the request has
-// ended, is unknown, or was written meanwhile.
+// succeeds while the entry rec was read from is the key's last (a compare-and-set); the
+// revision of the entry it makes is the new Tally.Version. It reports false, with no
+// error, when the request has ended, is unknown, or was written meanwhile.
 func (s *Store) Update(ctx context.Context, rec store.Record) (store.Record, bool, error) {
-	if rec.Rev == 0 || rec.Version == 0 || rec.Outcome != 0 {
+	if rec.Rev == 0 || rec.Tally == nil || rec.Outcome != 0 {
 		return store.Record{}, false, nil
 	}
 	ctx, cancel := s.bounded(ctx)
@@ -560,10 +569,12 @@ func (s *Store) Update(ctx context.Context, rec store.Record) (store.Record, boo
 	var won bool
 	err = s.retry(ctx, func(ctx context.Context) error {
 		msg := &nats.Msg{Subject: s.subjects + key, Data: val, Header: nats.Header{}}
-		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rec.Version), jetstream.WithMsgTTL(ttl))
+		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(lastRevision(rec)), jetstream.WithMsgTTL(ttl))
 		if err == nil {
+			t := *rec.Tally
+			t.Version = ack.Sequence
 			out, won = rec, true
-			out.Version = ack.Sequence
+			out.Tally = &t
 			return nil
 		}
 		if !wrongRevision(err) {
@@ -577,7 +588,7 @@ func (s *Store) Update(ctx context.Context, rec store.Record) (store.Record, boo
 			return nil
 		case err != nil:
 			return err
-		case cur.Version == rec.Version && cur.Outcome == 0:
+		case lastRevision(cur) == lastRevision(rec) && cur.Outcome == 0:
 			return errInFlight // not decided yet: another write is in flight
 		}
 		out, won = cur, curNonce == nonce && cur.Rev == rec.Rev && cur.Outcome == 0

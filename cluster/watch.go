@@ -340,10 +340,10 @@ func (s *Store) reconcile(snap []entry, doubts map[string]uint64) {
 	var over []store.Record
 	for key, m := range s.pending {
 		switch e, ok := last[key]; {
-		case ok && e.rev == m.rec.Version: // still pending
-		case ok && e.rev > m.rec.Version && updateOf(m, now[key]):
+		case ok && e.rev == lastRevision(m.rec): // still pending
+		case ok && e.rev > lastRevision(m.rec) && updateOf(m, now[key]):
 			m.rec = now[key]
-		case ok && e.rev > m.rec.Version:
+		case ok && e.rev > lastRevision(m.rec):
 			s.removeLocked(m)
 			rec, _ := overBy(m, now[key]) // an end is in ch.ended already
 			over = append(over, rec)
@@ -427,7 +427,7 @@ func (s *Store) apply(e entry) {
 	m := s.pending[key]
 	if rec.Outcome == 0 {
 		if m != nil && m.rec.Rev == rec.Rev {
-			if rec.Version > m.rec.Version {
+			if lastRevision(rec) > lastRevision(m.rec) {
 				m.rec = rec // an Update: the approvals so far, for Pending
 			}
 			s.mu.Unlock()

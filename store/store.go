@@ -41,9 +41,6 @@ type Record struct {
 	// approvals recorded so far; nil for the others, which anyone of the session decides,
 	// the first decision ending them.
 	Tally *Tally
-	// Version tells apart the states of a pending request that [Store.Update] made: the
-	// store sets it in Put and in each Update, different for each.
-	Version uint64
 }
 
 // Tally is what an approval with approvers keeps beside its request.
@@ -61,6 +58,9 @@ type Tally struct {
 	// Arguments are the arguments the model wrote, once an edit changed the
 	// approval's; nil before.
 	Arguments json.RawMessage
+	// Version tells apart the states of the request that [Store.Update] made: 0 as Put
+	// recorded it, then a new one, set by the store, with each Update.
+	Version uint64
 }
 
 // Approvers say who may decide an approval and how many of them must approve it. The
@@ -186,12 +186,13 @@ type Store interface {
 	End(ctx context.Context, rec Record) (bool, error)
 
 	// Update replaces the pending request that rec names (its Session, RequestID and
-	// Rev) with rec, while it is in the state rec.Version names (a compare-and-set): it
-	// returns rec with its new Version and true. It reports false, changing nothing, when
-	// the request has ended, is unknown, or was updated meanwhile (read it again). An
-	// Update keeps Rev and never ends a request: it records the approvals of an approval
-	// that needs several ([Record.Tally], and the arguments an edit changed).
-	// Every dispatcher sharing the store reads what it wrote; Watch does not report it.
+	// Rev), an approval with a Tally, with rec, while it is in the state rec.Tally.Version
+	// names (a compare-and-set): it returns rec with its new Tally.Version and true. It
+	// reports false, changing nothing, when the request has ended, is unknown, or was
+	// updated meanwhile (read it again). An Update keeps Rev and never ends a request: it
+	// records the approvals of an approval that needs several, and the arguments an edit
+	// changed ([Tally]). Every dispatcher sharing the store reads what it wrote; Watch
+	// does not report it.
 	Update(ctx context.Context, rec Record) (Record, bool, error)
 
 	// Pending returns the session's pending requests, of both kinds, oldest first.
