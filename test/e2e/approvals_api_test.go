@@ -172,3 +172,66 @@ func TestApprovalCardSource(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalPanelQuorum: a card whose host named approvers says whom it waits for and
+// who has approved; each tool_approval_progress updates it (and ends this device's
+// sending); a refusal as not_approver is said as such; an edit's progress makes the card
+// anew with the edited arguments, whose digest the next decision carries.
+func TestApprovalPanelQuorum(t *testing.T) {
+	tb := newTab(t)
+	tb.open(env.main, newSession())
+	got := eval[map[string]string](tb, `(() => {
+		const box = document.createElement("div");
+		document.body.appendChild(box);
+		const sent = [];
+		const panel = AskUser.createPanel({container: box, autoFocus: false, drafts: false, lang: "en",
+			send: (ev) => { sent.push(AskUser.stringify(ev)); return true; }});
+		const feed = (type, data) => panel.handle(AskUser.parse(JSON.stringify({type, sessionId: 7, data})));
+		const card = (id) => box.querySelector('[data-testid="approval"][data-request-id="' + id + '"]');
+		const progress = (id) => { const p = card(id).querySelector('[data-testid="approval-progress"]'); return p.hidden ? "(hidden)" : p.textContent; };
+		const out = {};
+		feed("tool_approval", {requestId: "plain", tool: "list_files", arguments: {}, decisions: ["approve", "deny"], digest: "p"});
+		out.plain = progress("plain");
+		feed("tool_approval", {requestId: "q1", tool: "drop_database", arguments: {db: "prod"}, decisions: ["approve", "deny", "edit"],
+			digest: "d1", approvers: {names: ["dba"], quorum: 2}});
+		out.waiting = progress("q1");
+		card("q1").querySelector('[data-testid="approve"]').click();
+		out.approve = sent.pop();
+		out.sending = card("q1").dataset.state;
+		out.handled = String(feed("tool_approval_progress", {requestId: "q1", approved: ["alice"], digest: "d1"}));
+		out.progress = progress("q1");
+		out.after = card("q1").dataset.state;
+		panel.handle({type: "ask_user_questions_error", sessionId: 7, data: {requestId: "q1", code: "not_approver", message: "no"}});
+		out.refused = card("q1").querySelector('[data-testid="approval-error"]').textContent;
+		feed("tool_approval_progress", {requestId: "q1", approved: ["bob"], digest: "d2", arguments: {db: "staging"}});
+		out.cards = String(box.querySelectorAll('[data-testid="approval"]').length);
+		out.edited = card("q1").querySelector('[data-testid="approval-arguments"]').textContent;
+		out.progressEdited = progress("q1");
+		card("q1").querySelector('[data-testid="approve"]').click();
+		out.approveEdited = sent.pop();
+		out.unknown = String(feed("tool_approval_progress", {requestId: "nope", approved: [], digest: "x"}));
+		panel.destroy();
+		box.remove();
+		return out;
+	})()`)
+	want := map[string]string{
+		"plain":          "(hidden)",
+		"waiting":        "Waiting for 2 more approvals from dba.",
+		"approve":        `{"type":"tool_approval_result","sessionId":7,"data":{"requestId":"q1","decision":"approve","digest":"d1"}}`,
+		"sending":        "sending",
+		"handled":        "true",
+		"progress":       "Waiting for 1 more approval from dba: alice approved.",
+		"after":          "pending",
+		"refused":        "You are not among the approvers of this call: it waits for them.",
+		"cards":          "2",
+		"edited":         "{\n  \"db\": \"staging\"\n}",
+		"progressEdited": "Waiting for 1 more approval from dba: bob approved.",
+		"approveEdited":  `{"type":"tool_approval_result","sessionId":7,"data":{"requestId":"q1","decision":"approve","digest":"d2"}}`,
+		"unknown":        "true",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q\nwant   %q", k, got[k], v)
+		}
+	}
+}

@@ -47,6 +47,12 @@ function buildApprovalCard(a, ctx) {
     node.appendChild(desc);
   }
 
+  // Who it waits for, and who has approved, when the host named approvers.
+  var progress = el("p", "askuser-approval-progress");
+  progress.setAttribute("data-testid", "approval-progress");
+  progress.hidden = true;
+  node.appendChild(progress);
+
   // The arguments, in a box of their own that scrolls: reachable by keyboard and named.
   var args = el("div", "askuser-approval-args");
   args.setAttribute("data-testid", "approval-arguments");
@@ -171,6 +177,12 @@ function buildApprovalCard(a, ctx) {
       edit.sync(locked, connected);
     }
     status.textContent = a.sending ? S.sending : connected || a.gone ? "" : S.waitingForConnection;
+    var ap = a.approvers;
+    progress.hidden = !ap || a.gone;
+    if (ap) {
+      progress.textContent = S.approvalWaiting(Math.max(1, ap.quorum - ap.approved.length),
+        clean(ap.names.join(S.approvalNames)), clean(ap.approved.join(S.approvalNames)));
+    }
     renderError();
   }
 

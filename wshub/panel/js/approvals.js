@@ -6,11 +6,13 @@
 // refusals in their card, and when another device decides, or the approval ends
 // otherwise, leaves a note in the card's place.
 //
-// Exports: createApprovals, EVENT_APPROVAL, EVENT_APPROVAL_RESULT, EVENT_APPROVAL_RESOLVED.
+// Exports: createApprovals, EVENT_APPROVAL, EVENT_APPROVAL_RESULT, EVENT_APPROVAL_RESOLVED,
+// EVENT_APPROVAL_PROGRESS.
 
 var EVENT_APPROVAL = "tool_approval";
 var EVENT_APPROVAL_RESULT = "tool_approval_result";
 var EVENT_APPROVAL_RESOLVED = "tool_approval_resolved";
+var EVENT_APPROVAL_PROGRESS = "tool_approval_progress";
 
 var APPROVAL_NOTE_LIMIT = 3; // notes shown at most; the oldest goes first
 var APPROVAL_ENDED_LIMIT = 20; // ended approvals remembered, for a refusal that comes late
@@ -170,6 +172,7 @@ function createApprovals(parent, next, ctx) {
       a0.session = sessionOf(ev);
       a0.expiresAt = data.expiresAt ? Date.parse(str(data.expiresAt)) : NaN;
       a0.digest = str(data.digest) || a0.digest;
+      a0.approvers = approversOf(data.approvers);
       if (a0.gone) {
         a0.gone = false;
         a0.error = null;
@@ -211,6 +214,50 @@ function createApprovals(parent, next, ctx) {
           entry.view.focus();
         }
       });
+    }
+  }
+
+  // progress takes a tool_approval_progress: who has approved so far, and, after an
+  // edit, the arguments now waiting for approvals, whose card is made anew.
+  function progress(ev) {
+    var data = ev.data;
+    var entry = data && typeof data.requestId === "string" ? cards.get(data.requestId) : null;
+    if (!entry) {
+      return;
+    }
+    var a = entry.set;
+    if (data.arguments !== undefined && a.data) {
+      var next = {};
+      for (var k in a.data) {
+        if (Object.prototype.hasOwnProperty.call(a.data, k)) {
+          next[k] = a.data[k];
+        }
+      }
+      next.arguments = data.arguments;
+      next.argumentsInvalid = false;
+      next.digest = data.digest;
+      next.approvers = {names: a.approvers ? a.approvers.names : [], quorum: a.approvers ? a.approvers.quorum : 1, approved: data.approved};
+      if (typeof data.rawArguments === "string") {
+        Object.defineProperty(next, "rawArguments", {value: data.rawArguments, enumerable: false, configurable: true});
+      }
+      var node = entry.view.node;
+      cards.delete(a.requestId);
+      ctx.drafts.remove(a.requestId);
+      clearTimeout(entry.replyTimer);
+      if (node.parentNode) {
+        node.parentNode.removeChild(node);
+      }
+      add({type: EVENT_APPROVAL, sessionId: ev.sessionId, data: next});
+      return;
+    }
+    if (a.approvers) {
+      a.approvers.approved = (Array.isArray(data.approved) ? data.approved : []).map(str).filter(function (n) { return n !== ""; });
+    }
+    a.digest = str(data.digest) || a.digest;
+    if (a.sending === "approve") {
+      setSending(entry, ""); // recorded: the others are still to approve
+    } else {
+      refresh(entry);
     }
   }
 
@@ -339,6 +386,8 @@ function createApprovals(parent, next, ctx) {
     if (data.code === "not_pending") {
       a.gone = true;
       a.error = {message: S.approvalGone};
+    } else if (data.code === "not_approver") {
+      a.error = {message: S.notApprover};
     } else if (data.code === "invalid_answer" && (a.sending === "edit" || a.mode === "edit") && a.offers("edit")) {
       a.mode = "edit";
       a.refused = Array.isArray(data.problems) && data.problems.length ? data.problems.map(str) : [str(data.message)];
@@ -401,6 +450,9 @@ function createApprovals(parent, next, ctx) {
       switch (ev.type) {
         case EVENT_APPROVAL:
           add(ev);
+          return true;
+        case EVENT_APPROVAL_PROGRESS:
+          progress(ev);
           return true;
         case EVENT_APPROVAL_RESOLVED:
           if (ev.data && typeof ev.data.requestId === "string") {

@@ -15,6 +15,7 @@ var DECISIONS = ["approve", "deny", "edit", "always"];
 function Approval(data, session) {
   this.requestId = str(data.requestId);
   this.session = session;
+  this.data = data; // as the server sent it, for a card made anew after an edit
   this.update(data);
   // mode is the form open: "" (the decisions), "deny" or "edit".
   this.mode = "";
@@ -42,6 +43,7 @@ Approval.prototype.update = function (data) {
   this.always = str(data.always);
   this.reasons = (Array.isArray(data.reasons) ? data.reasons : []).map(str).filter(function (r) { return r !== ""; });
   this.digest = str(data.digest);
+  this.approvers = approversOf(data.approvers);
   this.expiresAt = data.expiresAt ? Date.parse(str(data.expiresAt)) : NaN;
   this.invalid = data.argumentsInvalid === true;
   // text is the arguments as the model wrote them: its text when it is not JSON, else
@@ -136,6 +138,19 @@ var HINTS = ["readOnly", "destructive", "idempotent", "openWorld"];
 
 // sourceOf reads the source of a tool that is not the host's own (an MCP server's):
 // {server, trusted, title, hints: [{name, value}]}, or null.
+// approversOf reads who may decide, how many must approve and who has (approvers in
+// tool_approval): {names, quorum, approved}, or null when anyone of the session decides.
+function approversOf(ap) {
+  if (!ap || typeof ap !== "object") {
+    return null;
+  }
+  function names(list) {
+    return (Array.isArray(list) ? list : []).map(str).filter(function (n) { return n !== ""; });
+  }
+  var q = typeof ap.quorum === "number" && isFinite(ap.quorum) ? Math.max(1, Math.floor(ap.quorum)) : 1;
+  return {names: names(ap.names), quorum: q, approved: names(ap.approved)};
+}
+
 function sourceOf(src) {
   if (!src || typeof src !== "object" || Array.isArray(src)) {
     return null;

@@ -67,6 +67,12 @@
       return seconds + " seconds left to decide.";
     },
     approvalGone: "This approval is no longer open.",
+    approvalWaiting: function (left, names, approved) {
+      var more = left === 1 ? "1 more approval" : left + " more approvals";
+      return "Waiting for " + more + (names ? " from " + names : "") + (approved ? ": " + approved + " approved." : ".");
+    },
+    approvalNames: ", ",
+    notApprover: "You are not among the approvers of this call: it waits for them.",
     approvalNotConnected: "Not connected; your decision could not be sent. Try again once reconnected.",
     approvalLostReply: "The connection dropped before the server replied. If the approval is still open, decide again.",
     approvalLate: "Another device decided first; your decision was not used.",
@@ -170,6 +176,12 @@
       return "\u8fd8\u5269 " + seconds + " \u79d2\u53ef\u4ee5\u51b3\u5b9a\u3002";
     },
     approvalGone: "\u8fd9\u4e2a\u6279\u51c6\u8bf7\u6c42\u5df2\u7ecf\u7ed3\u675f\u4e86\u3002",
+    approvalWaiting: function (left, names, approved) {
+      return "\u8fd8\u9700 " + left + " \u4e2a\u6279\u51c6" + (names ? "\uff08" + names + "\uff09" : "") +
+        (approved ? "\uff1a" + approved + " \u5df2\u6279\u51c6\u3002" : "\u3002");
+    },
+    approvalNames: "\u3001",
+    notApprover: "\u4f60\u4e0d\u5728\u8fd9\u4e2a\u8c03\u7528\u7684\u6279\u51c6\u4eba\u4e2d\uff1a\u5b83\u7b49\u5f85\u4ed6\u4eec\u51b3\u5b9a\u3002",
     approvalNotConnected: "\u672a\u8fde\u63a5\uff0c\u4f60\u7684\u51b3\u5b9a\u6ca1\u6709\u53d1\u51fa\u3002\u91cd\u65b0\u8fde\u63a5\u540e\u8bf7\u518d\u8bd5\u4e00\u6b21\u3002",
     approvalLostReply: "\u670d\u52a1\u5668\u56de\u590d\u4e4b\u524d\u8fde\u63a5\u5c31\u65ad\u4e86\u3002\u5982\u679c\u6279\u51c6\u8bf7\u6c42\u4ecd\u672a\u7ed3\u675f\uff0c\u8bf7\u518d\u51b3\u5b9a\u4e00\u6b21\u3002",
     approvalLate: "\u5176\u4ed6\u8bbe\u5907\u5148\u505a\u4e86\u51b3\u5b9a\uff0c\u4f60\u7684\u51b3\u5b9a\u6ca1\u6709\u88ab\u91c7\u7528\u3002",

@@ -169,7 +169,7 @@ function parseEvent(text) {
   }
   // The arguments of an approval are shown as the server wrote them (numbers beyond 2^53
   // included): their text is kept as data.rawArguments (not enumerable).
-  if (ev && (ev.type === "tool_approval" || ev.type === "tool_approval_resolved") && ev.data && typeof ev.data === "object") {
+  if (ev && (ev.type === "tool_approval" || ev.type === "tool_approval_resolved" || ev.type === "tool_approval_progress") && ev.data && typeof ev.data === "object") {
     var data = scanTopLevel(text, "data");
     var args = data === null ? null : scanTopLevel(data, "arguments");
     if (args !== null) {
