@@ -67,6 +67,45 @@ func newApproval(session askuser.SessionID, data wire.ApprovalData) *approval {
 
 func (a *approval) title() string { return a.tool() }
 
+// waitingLine says whom the approval waits for and who has approved, when the host
+// named approvers: "Waiting for 1 more approval from dba: alice approved."; "" otherwise.
+func (a *approval) waitingLine() string {
+	ap := a.data.Approvers
+	if ap == nil {
+		return ""
+	}
+	left := max(1, max(ap.Quorum, 1)-len(ap.Approved))
+	s := "Waiting for 1 more approval"
+	if left != 1 {
+		s = fmt.Sprintf("Waiting for %d more approvals", left)
+	}
+	if len(ap.Names) > 0 {
+		s += " from " + clean(strings.Join(ap.Names, ", "), false)
+	}
+	if len(ap.Approved) > 0 {
+		s += ": " + clean(strings.Join(ap.Approved, ", "), false) + " approved"
+	}
+	return s + "."
+}
+
+// progress takes a tool_approval_progress of this approval: who has approved so far,
+// and the arguments an edit gave, with which the approval is made anew. No view may be
+// showing a.
+func (a *approval) progress(p wire.ApprovalProgressData) {
+	data := a.data
+	if data.Approvers != nil {
+		ap := *data.Approvers
+		ap.Approved = p.Approved
+		data.Approvers = &ap
+	}
+	if len(p.Arguments) == 0 {
+		a.data = data
+		return
+	}
+	data.Arguments, data.ArgumentsInvalid, data.Digest = p.Arguments, false, p.Digest
+	*a = *newApproval(a.session, data)
+}
+
 // tool is the tool's name as the terminal shows it: as it is or, when it holds a
 // character that clean drops (a bidirectional control, a zero-width space, ...), a
 // quote or a backslash, as a JSON string with every such character escaped, as in the

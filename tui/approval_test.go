@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/tui"
 	"github.com/askuser-go/askuser/wire"
 )
@@ -415,5 +416,41 @@ func wrapTool(d *askuser.Dispatcher, next askuser.ToolFunc) askuser.ToolFunc {
 	return func(ctx context.Context, call askuser.ToolCall) (string, error) {
 		o := d.RunTools(ctx, []askuser.ToolCall{call}, next)[0]
 		return o.Content, o.Err
+	}
+}
+
+// TestApprovalQuorum: an approval that two of the dba group must approve says whom it
+// waits for; this terminal's approval is recorded and said, and the approval leaves the
+// screen; a second person's approval elsewhere runs the call. A terminal whose person is
+// not an approver is told so.
+func TestApprovalQuorum(t *testing.T) {
+	policy := branchPolicy()
+	policy.Ask[0].Approvers = &askuser.Approvers{Groups: []string{"dba"}, Quorum: 2}
+	s := newServer(t, &askuser.Options{Policy: policy})
+	session := newSession()
+	tm := newTerm(t, s, session+"&user=alice&groups=dba", newEndings().options())
+	ch := s.approve(session, "call_quorum", "delete_branch", branchArgs)
+	tm.waitScreen("Tool: delete_branch", "Waiting for 2 more approvals from dba.", "> Approve")
+	tm.press(keyEnter)
+	tm.waitHistory("Your decision is recorded. Waiting for 1 more approval from dba: alice approved.")
+	s.waitApprovals(session, 1)
+
+	dev := newTerm(t, s, session+"&user=dev", nil)
+	dev.waitScreen("Waiting for 1 more approval from dba: alice approved.", "> Approve")
+	dev.press(keyEnter)
+	dev.waitHistory("You are not among the approvers of this approval: it waits for them.")
+
+	ap := askusertest.Approvals(s.d, wire.ParseSessionID(session))[0]
+	bob, err := tui.Dial(t.Context(), s.wsURL(session+"&user=bob&groups=dba"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bob.Close()
+	ev, _ := wire.NewEvent(wire.EventApprovalResult, wire.ParseSessionID(session), wire.ApprovalResultData{RequestID: "call_quorum", Decision: wire.DecisionApprove, Digest: ap.Digest})
+	if err := bob.Send(t.Context(), ev); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.decision(ch); r.Outcome != askuser.Approved || r.Decision.By != "bob" {
+		t.Fatalf("outcome %v by %q; want approved, by bob last", r.Outcome, r.Decision.By)
 	}
 }

@@ -140,6 +140,9 @@ func (m *approvalModel) View() tea.View {
 	if d := clean(m.a.data.Description, false); d != "" {
 		top.WriteString(strings.Join(wrapLines(d, m.width), "\n") + "\n")
 	}
+	if l := m.a.waitingLine(); l != "" {
+		top.WriteString(strings.Join(wrapLines(l, m.width), "\n") + "\n")
+	}
 	if len(m.a.problems) > 0 {
 		bottom.WriteString(problemStyle.Render("The host refused the decision; fix this and send again:") + "\n")
 		for _, p := range m.a.problems {

@@ -33,6 +33,9 @@ func (v *lineView) decide(ctx context.Context, a *approval, w waiting) viewResul
 	if d := clean(a.data.Description, false); d != "" {
 		v.printf("%s\n", d)
 	}
+	if l := a.waitingLine(); l != "" {
+		v.printf("%s\n", l)
+	}
 	folded := v.printArguments(a, false)
 	if len(a.problems) > 0 {
 		v.printf("The host refused the decision: %s. Decide again.\n", strings.Join(a.problems, "; "))

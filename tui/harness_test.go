@@ -58,12 +58,18 @@ type server struct {
 
 func newServer(t *testing.T, opts *askuser.Options) *server {
 	t.Helper()
-	hub := wshub.New(&wshub.Options{Authorize: func(r *http.Request) ([]askuser.SessionID, error) {
-		id := r.URL.Query().Get("session")
+	// A device names its person with &user= and their groups with &groups=a,b.
+	hub := wshub.New(&wshub.Options{Authenticate: func(r *http.Request) (wshub.Access, error) {
+		q := r.URL.Query()
+		id := q.Get("session")
 		if id == "" {
-			return nil, errors.New("no session")
+			return wshub.Access{}, errors.New("no session")
 		}
-		return []askuser.SessionID{wire.ParseSessionID(id)}, nil
+		var groups []string
+		if g := q.Get("groups"); g != "" {
+			groups = strings.Split(g, ",")
+		}
+		return wshub.Access{User: q.Get("user"), Groups: groups, Sessions: []askuser.SessionID{wire.ParseSessionID(id)}}, nil
 	}})
 	d := askuser.New(hub, opts)
 	mux := http.NewServeMux()

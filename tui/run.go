@@ -258,6 +258,19 @@ func (d *device) take(ev wire.Event, cur request) (mine bool) {
 			return false
 		}
 		d.enqueue(newApproval(ev.SessionID, a))
+	case wire.EventApprovalProgress:
+		var p wire.ApprovalProgressData
+		if json.Unmarshal(ev.Data, &p) != nil {
+			return false
+		}
+		if cur != nil && p.RequestID == cur.requestID() {
+			return true // a view may be showing it: the caller applies it
+		}
+		if i := d.find(p.RequestID); i >= 0 {
+			if a, ok := d.queue[i].(*approval); ok {
+				a.progress(p)
+			}
+		}
 	case wire.EventResolved, wire.EventApprovalResolved:
 		var r resolution
 		if json.Unmarshal(ev.Data, &r) != nil {
@@ -384,6 +397,8 @@ func (d *device) serve(ctx context.Context, r request) error {
 	v := d.show(ctx, r)
 	ended := false
 	var res viewResult
+	var progress []wire.ApprovalProgressData // of r, applied once the view is done
+	reshow := false
 wait:
 	for {
 		select {
@@ -392,6 +407,16 @@ wait:
 		case ev := <-d.events:
 			if !d.take(ev, r) {
 				v.setWaiting(d.waitingBehind(r))
+				continue
+			}
+			if ev.Type == wire.EventApprovalProgress {
+				var p wire.ApprovalProgressData
+				_ = json.Unmarshal(ev.Data, &p)
+				progress = append(progress, p)
+				if len(p.Arguments) > 0 && !ended && !reshow {
+					reshow = true
+					v.end("The arguments were edited on another device; they are shown again, to decide anew.")
+				}
 				continue
 			}
 			if ev.Type == r.resolvedType() && !ended {
@@ -412,13 +437,18 @@ wait:
 			return err
 		}
 	}
+	if a, ok := r.(*approval); ok {
+		for _, p := range progress {
+			a.progress(p)
+		}
+	}
 	if res.err != nil {
 		if ctx.Err() != nil && !ended {
 			d.ui.say(stoppedNote(r)) // under the form left on the screen
 		}
 		return res.err
 	}
-	if ended || !res.replied() {
+	if ended || reshow || !res.replied() {
 		if ended {
 			d.ended(r.requestID())
 		}
@@ -449,9 +479,28 @@ wait:
 			d.ui.say(r.endNote(rs, res))
 			d.ended(r.requestID())
 			return res.then
+		case wire.EventApprovalProgress:
+			// Recorded, and waiting for others' approvals: not shown here again.
+			a, ok := r.(*approval)
+			if !ok {
+				continue
+			}
+			var p wire.ApprovalProgressData
+			_ = json.Unmarshal(ev.Data, &p)
+			a.progress(p)
+			d.remove(r)
+			d.ui.say("Your decision is recorded. " + a.waitingLine())
+			d.ended(r.requestID())
+			return res.then
 		case wire.EventError:
 			var e wire.ErrorData
 			_ = json.Unmarshal(ev.Data, &e)
+			if e.Code == "not_approver" {
+				d.remove(r)
+				d.ui.say("You are not among the approvers of this " + r.noun() + ": it waits for them.")
+				d.ended(r.requestID())
+				return res.then
+			}
 			if e.Code == "not_pending" {
 				// It ended elsewhere first; its resolution has come or is lost.
 				d.remove(r)
