@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -891,5 +892,32 @@ func TestPolicyDescribe(t *testing.T) {
 		require.NoError(t, dev.Send(ctx, decisionEvent(s, wire.ApprovalResultData{RequestID: name, Decision: wire.DecisionApprove, Digest: a.Digest})))
 		assert.Equal(t, "ran "+name, <-ch)
 		recv[wire.ApprovalResolvedData](t, dev, wire.EventApprovalResolved)
+	}
+}
+
+// TestPolicyApproversChecked: New refuses approvers that cannot be met or name nobody
+// by an empty name, saying where; a quorum a group may meet is taken.
+func TestPolicyApproversChecked(t *testing.T) {
+	for _, tc := range []struct {
+		p    Policy
+		want string
+	}{
+		{Policy{Ask: []Rule{{Tool: "drop", Approvers: &Approvers{Users: []string{"ann"}, Quorum: 2}}}}, "askuser: Options.Policy: Ask[0]: Approvers: the Quorum 2 is more than the 1 Users named"},
+		{Policy{Ask: []Rule{{Tool: "drop", Approvers: &Approvers{Quorum: -1}}}}, "askuser: Options.Policy: Ask[0]: Approvers: the Quorum -1 is negative"},
+		{Policy{Approvers: &Approvers{Groups: []string{""}}}, "askuser: Options.Policy: Approvers: a user or group name is empty"},
+		{Policy{Ask: []Rule{{Tool: "drop", Approvers: &Approvers{Users: []string{"ann"}, Groups: []string{"dba"}, Quorum: 3}}}}, ""},
+	} {
+		got := func() (msg string) {
+			defer func() {
+				if r := recover(); r != nil {
+					msg = fmt.Sprint(r)
+				}
+			}()
+			New(askusertest.NewTransport(), &Options{Policy: &tc.p}).Close()
+			return ""
+		}()
+		if got != tc.want {
+			t.Errorf("New with %+v: %q, want %q", tc.p, got, tc.want)
+		}
 	}
 }

@@ -193,9 +193,9 @@ func checkApprovers(a *Approvers) error {
 	}
 	switch {
 	case a.Quorum < 0:
-		return fmt.Errorf("Quorum %d is negative", a.Quorum)
+		return fmt.Errorf("the Quorum %d is negative", a.Quorum)
 	case len(a.Groups) == 0 && len(a.Users) > 0 && a.Quorum > len(a.Users):
-		return fmt.Errorf("Quorum %d is more than the %d Users named", a.Quorum, len(a.Users))
+		return fmt.Errorf("the Quorum %d is more than the %d Users named", a.Quorum, len(a.Users))
 	}
 	return nil
 }
