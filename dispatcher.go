@@ -172,9 +172,9 @@ type ToolCall struct {
 	// Arguments are the tool's arguments exactly as the model emitted them.
 	Arguments json.RawMessage
 	// Requester, for a gated call, names the person whose agent made the call, by the
-	// name the transport authenticates their devices as (wire.Event.User): the host
-	// sets it (the model never does), and with [Approvers.SeparateDuties] that person's
-	// approval does not count. Dispatch ignores it.
+	// name the transport authenticates their devices as (wire.Event.User): the host sets
+	// it (the model never does), and with [store.Approvers.SeparateDuties] their approval
+	// does not count. Dispatch ignores it.
 	Requester string
 }
 
