@@ -18,8 +18,8 @@ import (
 )
 
 // Approvals: the person approves a host's own tool call before it runs. This file holds
-// their wire events, the data an approval is recorded with, and what the model reads
-// for each way one ends. The rules that decide which calls are asked about are in
+// what the model reads for each way one ends, how an approval is named (its digest) and
+// how a device's decision is decoded and checked; the events are package wire's. The rules that decide which calls are asked about are in
 // policy.go; an approval's life is a request's, as a question's is (lifecycle.go).
 
 // allDecisions is every decision, in the order devices show them.

@@ -5,8 +5,8 @@
 //
 // A host does five things:
 //
-//   - Advertise the tool: [Definition] gives its name, description and JSON Schemas;
-//     [Definition] the same in a model API's own dialect.
+//   - Advertise the tool: [Definition]() gives its name, description and JSON Schemas;
+//     Definition(dialect) the same in a model API's own dialect ([Dialect]).
 //   - Run its calls: [New] makes a [Dispatcher]; [Dispatcher.Dispatch] takes each
 //     ask_user_questions call ([ToolCall]) and returns its [Result], whose Content is the
 //     tool result for the model. [Dispatcher.RunTools] runs a whole turn of tool calls,
@@ -53,11 +53,13 @@ package askuser
 //  7. outcome.go, errors.go: how a call can end, what the model reads for each, and the
 //     errors a host branches on.
 //
-// An approval of a host's own tool call lives the same life (lifecycle.go); it is asked
-// in gate.go (Approve, with the device's decision), its results are in approval.go, its
-// rules in policy.go. Around the core: observing.go, notifier.go, runtools.go,
-// dialect.go (the definition for each provider), summarizer.go. The wire events, the
-// transport's interfaces and the device's errors are package wire's.
+// An approval of a host's own tool call lives the same life (lifecycle.go). It comes
+// from runtools.go (RunTools, and wrap, which routes each call), is decided in gate.go
+// (Approve and ApprovalResult; gated runs the tool; handleDecision takes the device's
+// decision), its rules are in policy.go, and the tool results the model reads for it in
+// approval.go. Around the core: observing.go, notifier.go, dialect.go (the definition
+// for each provider), summarizer.go. The wire events, the transport's interfaces and the
+// device's errors are package wire's.
 
 import (
 	"encoding/json"

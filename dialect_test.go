@@ -82,7 +82,7 @@ func isObjectType(n map[string]any) bool {
 	return false
 }
 
-func TestDefinitionForJSONSchemaIsDefinition(t *testing.T) {
+func TestDefinitionWithJSONSchemaIsDefinition(t *testing.T) {
 	assert.Equal(t, Definition(), Definition(JSONSchema))
 	for _, d := range allDialects {
 		def := Definition(d)
@@ -93,7 +93,7 @@ func TestDefinitionForJSONSchemaIsDefinition(t *testing.T) {
 	}
 }
 
-func TestDefinitionForReturnsCopies(t *testing.T) {
+func TestDefinitionWithReturnsCopies(t *testing.T) {
 	for _, d := range allDialects {
 		a := Definition(d)
 		want := bytes.Clone(a.InputSchema)
@@ -104,9 +104,9 @@ func TestDefinitionForReturnsCopies(t *testing.T) {
 	}
 }
 
-func TestDefinitionForUnknownDialectPanics(t *testing.T) {
-	assert.PanicsWithValue(t, "askuser: DefinitionFor: unknown Dialect(4)", func() { Definition(Dialect(4)) })
-	assert.PanicsWithValue(t, "askuser: DefinitionFor: unknown Dialect(-1)", func() { Definition(Dialect(-1)) })
+func TestDefinitionWithUnknownDialectPanics(t *testing.T) {
+	assert.PanicsWithValue(t, "askuser: Definition: unknown Dialect(4)", func() { Definition(Dialect(4)) })
+	assert.PanicsWithValue(t, "askuser: Definition: unknown Dialect(-1)", func() { Definition(Dialect(-1)) })
 	assert.Equal(t, "openai-strict", OpenAIStrict.name())
 }
 

@@ -51,8 +51,8 @@ type Options struct {
 	// and [Dispatcher.Close] for what closing leaves in it.
 	Store store.Store
 	// Policy, when set, gates the host's own tool calls that [Dispatcher.RunTools] passes
-	// on, and is what [Dispatcher.Approve] applies: see [Policy]. Without it Wrap passes
-	// them on at once, and Approve asks the person about every call. New panics on a
+	// on, and is what [Dispatcher.Approve] applies: see [Policy]. Without it RunTools runs
+	// them at once, and Approve asks the person about every call. New panics on a
 	// Policy with a mistake in it (a rule without a tool, a schema that does not compile).
 	Policy *Policy
 	// Notifier, when set, is told of each request that has gone NotifyAfter with no
@@ -70,8 +70,9 @@ type Options struct {
 // Dispatcher runs ask_user_questions calls, and approvals of the host's own tool calls:
 // it validates what the model wrote, records the request in its [store.Store], sends it
 // through its [wire.Transport], waits for the first way the request can end, and returns
-// what the model reads. It implements [wire.Inbound] for the transport's events. All methods
-// may be called concurrently.
+// what the model reads. The devices' events come back through the [wire.Inbound] that
+// [New] gives the transport (or through [Dispatcher.Deliver]). All methods may be called
+// concurrently.
 type Dispatcher struct {
 	t        wire.Transport
 	presence wire.Presence
@@ -308,37 +309,6 @@ func (d *Dispatcher) result(rec store.Record, err error) Result {
 	return res
 }
 
-// ToolFunc is a host's tool dispatcher: it runs one tool call and returns its result.
-type ToolFunc func(ctx context.Context, call ToolCall) (string, error)
-
-// wrap returns the ToolFunc that runs one of [Dispatcher.RunTools]' calls: an
-// ask_user_questions call through [Dispatcher.Dispatch], with no permission check in
-// between (asking is not an action the person has to approve), and every other call
-// through next: at once without [Options.Policy], and through the policy's gate with one
-// ([Dispatcher.Approve]), so that next runs only a call that may run, with the arguments
-// it may run with. The string is the tool result for the model; the error is a
-// *resultError of the outcome's error when the call did not run ([Result.Err],
-// [ApprovalResult.Err]), or next's own. Should next panic, the panic goes on to the caller, the call having ended
-// for the observer as an error.
-func (d *Dispatcher) wrap(next ToolFunc) ToolFunc {
-	return func(ctx context.Context, call ToolCall) (string, error) {
-		if call.Name == ToolName {
-			res := d.Dispatch(ctx, call)
-			if res.IsError() {
-				return res.Content, &resultError{res.Err}
-			}
-			return res.Content, nil
-		}
-		if next == nil {
-			return "", fmt.Errorf("askuser: no tool to run %q", call.Name)
-		}
-		if d.policy == nil {
-			return next(ctx, call)
-		}
-		return d.gated(ctx, call, next)
-	}
-}
-
 // Deliver takes one event from a device of ev.SessionID in the host's own process (an
 // MCP client's elicitation, an interrupt resumed with the person's answer, a chat bot
 // of the host's), as a transport hands in the events of the devices it carries. The
@@ -362,17 +332,10 @@ func (d *Dispatcher) Deliver(ctx context.Context, ev wire.Event) error {
 	return err
 }
 
-// handleEvent takes one event from a device of ev.SessionID: see [Dispatcher.Deliver].
-// Transports call it through the dispatcher's [wire.Inbound].
-// It has the event checked as: [wire.EventResult] events, answers or {"requestId":
-// ..., "declined": true}, and [wire.EventApprovalResult] events, decisions. It returns nil
-// when the event was accepted; an [*wire.AnswerError] when the answers or the decision are
-// refused (the request stays open); an error matching [wire.ErrNotPending] when no such
-// request is pending (or it is of the other kind); an error wrapping the store's when a
-// shared [store.Store] could not read or record it (the device may send it again); and errors
-// wrapping [wire.ErrMalformedEvent] or [wire.ErrUnsupportedEvent] for anything else. ctx bounds
-// what a shared store does for the event: a transport that must refuse within a time
-// gives it a deadline. ev.User, set by the transport, is recorded as who decided.
+// handleEvent takes one event from a device of ev.SessionID, as [Dispatcher.Deliver]
+// says, without observing a refusal (the transport does). Transports call it through
+// the dispatcher's [wire.Inbound] (inbound, below); one that must refuse within a time
+// gives ctx a deadline.
 func (d *Dispatcher) handleEvent(ctx context.Context, ev wire.Event) error {
 	var err error
 	switch ev.Type {

@@ -23,8 +23,8 @@ type ending struct {
 // errNoDevice marks an [Undelivered] call refused because no device was connected.
 var errNoDevice = fmt.Errorf("%w: no device connected", ErrUndelivered)
 
-// endings is the one table of outcomes, read by the dispatcher, the summarizer and the
-// wire encoding. Undelivered has two rows: the first, for errNoDevice, says the question
+// endings is the one table of outcomes, read by the dispatcher and the summarizer (their
+// names on the wire are package wire's). Undelivered has two rows: the first, for errNoDevice, says the question
 // was not asked; the second that it could not be delivered.
 var endings = [...]ending{
 	{Answered, "answered", nil, "", "", ""},

@@ -2,8 +2,12 @@ package askuser
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
+
+// ToolFunc is a host's tool dispatcher: it runs one tool call and returns its result.
+type ToolFunc func(ctx context.Context, call ToolCall) (string, error)
 
 // ToolOutput is how one tool call of a model's turn ended, as [Dispatcher.RunTools]
 // returns it: what the model reads, and the error flag beside it.
@@ -63,4 +67,32 @@ func (d *Dispatcher) RunTools(ctx context.Context, calls []ToolCall, run ToolFun
 		panic(panicValue)
 	}
 	return out
+}
+
+// wrap returns the ToolFunc that runs one of [Dispatcher.RunTools]' calls: an
+// ask_user_questions call through [Dispatcher.Dispatch], with no permission check in
+// between (asking is not an action the person has to approve), and every other call
+// through next: at once without [Options.Policy], and through the policy's gate with one
+// ([Dispatcher.Approve]), so that next runs only a call that may run, with the arguments
+// it may run with. The string is the tool result for the model; the error is a
+// *resultError of the outcome's error when the call did not run ([Result.Err],
+// [ApprovalResult.Err]), or next's own. Should next panic, the panic goes on to the
+// caller, the call having ended for the observer as an error.
+func (d *Dispatcher) wrap(next ToolFunc) ToolFunc {
+	return func(ctx context.Context, call ToolCall) (string, error) {
+		if call.Name == ToolName {
+			res := d.Dispatch(ctx, call)
+			if res.IsError() {
+				return res.Content, &resultError{res.Err}
+			}
+			return res.Content, nil
+		}
+		if next == nil {
+			return "", fmt.Errorf("askuser: no tool to run %q", call.Name)
+		}
+		if d.policy == nil {
+			return next(ctx, call)
+		}
+		return d.gated(ctx, call, next)
+	}
 }

@@ -61,7 +61,7 @@ type schemas struct {
 	// input is acceptedRaw compiled; output is outputRaw compiled.
 	input, output *jsonschema.Schema
 	// shape is what the library reads of acceptedRaw itself, advertised of inputRaw,
-	// whose narrower bounds a refusal tells the model (see fields.go).
+	// whose narrower bounds a refusal tells the model (see schemafields.go).
 	shape, advertised *shape
 }
 

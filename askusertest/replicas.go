@@ -13,7 +13,7 @@ import (
 	"github.com/askuser-go/askuser/wire"
 )
 
-// Replica is one of two dispatchers that share an [store.Store], as [TestReplicas]
+// Replica is one of two dispatchers that share a [store.Store], as [TestReplicas]
 // takes them: the dispatcher, and the in-process transport its devices connect to.
 type Replica struct {
 	// Dispatcher uses the shared store.

@@ -15,9 +15,9 @@ import (
 )
 
 // TestStore runs the contract of [store.Store] against a store: records of both kinds,
-// question sets and approvals, and grants when the store is an [store.GrantStore]. open returns two stores
-// that share their records: two connections of a shared store (two replicas, say), or the
-// same store twice for one that is not shared. Each subtest calls open once; sessions are
+// question sets and approvals, and grants when the store is a [store.GrantStore]. open
+// returns two stores that share their records: two connections of a shared store (two
+// replicas, say), or the same store twice for one that is not shared. Each subtest calls open once; sessions are
 // unique per call, so stores that keep records across calls need no cleaning.
 func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 	var seq int

@@ -18,7 +18,7 @@ import (
 
 // Transport is an in-process [wire.Transport] and [wire.Presence]: devices are
 // [*Device] values with unbounded queues, connected with [Transport.Connect]. It keeps
-// the join rule of askuser.Transport. The zero value is not usable; call NewTransport.
+// the join rule of [wire.Transport]. The zero value is not usable; call [NewTransport].
 // All methods may be called concurrently.
 type Transport struct {
 	mu      sync.Mutex

@@ -11,8 +11,8 @@ import (
 // Notifier is told of each request that has gone askuser.Options.NotifyAfter with no device
 // showing it to its person: none connected, or every one hidden. While a device shows
 // it, the notice waits; once the request has gone a whole NotifyAfter unseen (since it
-// was made, or since a device last showed it), the notice comes. Package notify has one
-// that posts a signed webhook.
+// was made, or since a device last showed it), the notice comes. [Webhook] is one that
+// posts a signed webhook.
 //
 // Notify is called once per request, by the dispatcher that made it (so once across
 // the replicas of a host), in a goroutine of its own: it may block, retry, and take its

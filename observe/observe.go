@@ -12,7 +12,7 @@ import (
 )
 
 // Observer is told of what happens to a dispatcher's calls and requests, and, given to a
-// transport such as wshub's, to its devices: for traces, metrics and logs. The otel
+// transport such as wshub's, to its devices: for traces, metrics and logs. The askotel
 // module's is one; [Log] writes to a [slog.Logger]; [Hooks] is one of plain functions;
 // [Join] makes one of several. Without an Observer nothing is built for it: it costs the
 // calls nothing.
@@ -21,10 +21,9 @@ import (
 // (the caller's, a device's, a timer's), concurrently, and must return quickly.
 type Observer interface {
 	// Begin is called as a call comes to the dispatcher: an ask_user_questions call
-	// (askuser.Dispatcher.Dispatch) or a tool call of the host's
-	// (askuser.Dispatcher.Approve, and the gated calls of
-	// askuser.Dispatcher.RunTools, whose tool runs within it). It returns the context the call goes on with (which carries its span,
-	// say) and a function that is called once, as the call returns, with how it ended
+	// (askuser's Dispatcher.Dispatch) or a tool call of the host's (Dispatcher.Approve,
+	// and the gated calls of Dispatcher.RunTools, whose tool runs within it). It returns
+	// the context the call goes on with (which carries its span, say) and a function that is called once, as the call returns, with how it ended
 	// (should host code within the call panic, with an error saying the call did not
 	// return, as the panic goes on); the function may be nil.
 	Begin(ctx context.Context, c CallInfo) (context.Context, func(CallEnd))

@@ -11,7 +11,7 @@ import (
 // Decision is how a person (or the clock) decided an approval, as the ended record of
 // the approval keeps it.
 type Decision struct {
-	// Decision is the decision made: one of the Decision* constants; empty when the
+	// Decision is the decision made: one of wire's Decision constants ([wire.DecisionApprove], ...); empty when the
 	// approval ended without one (timed out, cancelled, ...).
 	Decision string
 	// Reason is the reason given for a denial.

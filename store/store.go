@@ -206,8 +206,8 @@ type Store interface {
 	Watch(f func(Record)) (stop func())
 }
 
-// AskEvent returns the event that shows the pending request to devices: an
-// [wire.EventAsk] of its question set, or an [wire.EventApproval].
+// AskEvent returns the event that shows the pending request to devices: a
+// [wire.EventAsk] of its question set, or a [wire.EventApproval].
 func (r Record) AskEvent() (wire.Event, error) {
 	if r.Approval != nil {
 		return wire.NewEvent(wire.EventApproval, r.Session, r.Approval)
@@ -215,9 +215,9 @@ func (r Record) AskEvent() (wire.Event, error) {
 	return wire.NewEvent(wire.EventAsk, r.Session, &r.Ask)
 }
 
-// ResolvedEvent returns the event that tells devices how the ended request ended: an
-// [wire.EventResolved] with the answers of a question set, or an [wire.EventApprovalResolved] with
-// what the decision says. An outcome this version does not know (written to a shared
+// ResolvedEvent returns the event that tells devices how the ended request ended: a
+// [wire.EventResolved] with the answers of a question set, or a
+// [wire.EventApprovalResolved] with what the decision says. An outcome this version does not know (written to a shared
 // store by a newer one) is told as [wire.Undelivered].
 func (r Record) ResolvedEvent() (wire.Event, error) {
 	if r.Approval == nil {

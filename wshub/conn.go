@@ -134,7 +134,6 @@ func newConn(h *Hub, ws *websocket.Conn, raw net.Conn, sessions []askuser.Sessio
 // Sessions returns the sessions the connection is authorized for, as [Options.Authorize]
 // or [Options.Authenticate] returned them (without duplicates). The caller may modify the
 // returned slice.
-
 func (c *Conn) Sessions() []askuser.SessionID {
 	return append([]askuser.SessionID(nil), c.sessions...)
 }

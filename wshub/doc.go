@@ -3,8 +3,8 @@
 // [askuser.Dispatcher], checking that each connection acts only for the sessions it was
 // authorized for.
 //
-// A host creates one [Hub], gives it to the dispatcher as its transport, binds the
-// dispatcher back to the hub, and serves the hub as an HTTP handler:
+// A host creates one [Hub], gives it to [askuser.New] as the dispatcher's transport (New
+// binds the two), and serves the hub as an HTTP handler:
 //
 //	hub := wshub.New(&wshub.Options{
 //		Authorize: func(r *http.Request) ([]askuser.SessionID, error) {
@@ -21,12 +21,13 @@
 //	d.Close()
 //	hub.Close()
 //
-// Each connection gets the session's pending questions as soon as it connects, then every
+// Each connection gets the session's pending requests as soon as it connects, then every
 // event of its sessions. One slow or dead connection never delays another: each has its
 // own bounded queue and writer, and is dropped when it falls behind. What a connection
-// sends is parsed with [wire.ParseEvent]; an ask_user_questions_result goes to the
-// dispatcher, any other type to [Options.OnEvent], and every refusal goes back to that
-// connection alone as an ask_user_questions_error event.
+// sends is parsed with [wire.ParseEvent]; answers (ask_user_questions_result) and
+// decisions (tool_approval_result) go to the dispatcher, any other type to
+// [Options.OnEvent], and every refusal goes back to that connection alone as an
+// ask_user_questions_error event.
 //
 // The hub also implements [wire.Presence], so the dispatcher's [askuser.Options.FailWithoutDevice]
 // and [askuser.Options.FailOnDisconnect] policies see which sessions have a device connected.

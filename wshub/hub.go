@@ -92,10 +92,9 @@ type Options struct {
 
 	// OnEvent, when set, receives every well-formed inbound event whose type is neither
 	// ask_user_questions_result nor tool_approval_result (a client's "user_message" or
-	// "cancel", say), with
-	// ev.SessionID already checked and set to a session the connection is authorized
-	// for. A non-nil error is sent back to that connection alone as an
-	// ask_user_questions_error event (see [wire.ErrorEvent]). When OnEvent is nil,
+	// "cancel", say), with ev.SessionID already checked and set to a session the
+	// connection is authorized for. A non-nil error is sent back to that connection alone
+	// as an ask_user_questions_error event (see [wire.ErrorEvent]). When OnEvent is nil,
 	// such events are refused with the unsupported_event code.
 	//
 	// OnEvent is called by the connection's read loop, one event at a time per
@@ -119,9 +118,9 @@ type Options struct {
 	Links *notify.Links
 
 	// Observer, when set, is told of each connection that joins and leaves
-	// (ObservedConnect, ObservedDisconnect) and of each event the hub refuses to a
-	// device, with its code (ObservedRefusal): the hub's part of what an
-	// observe.Observer sees. Give it the dispatcher's.
+	// ([observe.Connected], [observe.Disconnected]) and of each event the hub refuses to
+	// a device, with its code ([observe.Refused]): the hub's part of what an
+	// [observe.Observer] sees. Give it the dispatcher's.
 	Observer observe.Observer
 
 	// Logger, when set, logs connections at debug level and refused device events at

@@ -1,11 +1,11 @@
 // Command host is a host of its own tools, wired as an application wires askuser: a
-// Policy gates its tools, Dispatcher.Wrap puts the gate (and ask_user_questions) in front
-// of its tool dispatcher, the notify package's signed webhook reaches the person when no
-// device shows a request, and the answer and action links of the webhook's notices are
-// served beside the panel. A scripted agent stands in for the model: it lists the files
-// (a rule allows it), asks which branch to delete, calls delete_branch (which waits for your approval: approve, deny,
-// or edit the arguments), then drop_database (which a rule denies), and prints each
-// tool result.
+// Policy gates its tools, Dispatcher.RunTools puts the gate (and ask_user_questions) in
+// front of its tool dispatcher, the notify package's signed webhook reaches the person
+// when no device shows a request, and the answer and action links of the webhook's
+// notices are served beside the panel. A scripted agent stands in for the model: it
+// lists the files (a rule allows it), asks which branch to delete, calls delete_branch
+// (which waits for your approval: approve, deny, or edit the arguments), then
+// drop_database (which a rule denies), and prints each tool result.
 //
 //	go run ./examples/host                   # then open http://127.0.0.1:8090/
 //	ASKUSER_SECRET=$(openssl rand -hex 32) go run ./examples/host -public-url https://agent.example.com
@@ -131,7 +131,7 @@ const page = `<!doctype html><meta charset="utf-8"><title>host</title>
 <div id="questions"></div>
 <script>AskUser.connect({url: "/ws", container: document.getElementById("questions")});</script>`
 
-// runTool is the host's own tool dispatcher. Wrap calls it only for a call that may run,
+// runTool is the host's own tool dispatcher. RunTools calls it only for a call that may run,
 // and with the arguments it may run with: when the person edited them, call.Arguments
 // are the person's, not the model's.
 func runTool(out io.Writer) askuser.ToolFunc {
@@ -188,7 +188,7 @@ func hookReceiver(secret []byte, out io.Writer) http.Handler {
 // one through tools, and prints each result.
 func agent(ctx context.Context, tools askuser.ToolFunc, out io.Writer) error {
 	call := func(id, name, arguments string) (string, error) {
-		// Name routes the call: Wrap sends ToolName ("ask_user_questions") to the
+		// Name routes the call: RunTools sends ToolName ("ask_user_questions") to the
 		// dispatcher and every other name through the policy's gate to runTool. A call
 		// without a name is refused as invalid ("the tool call has no tool name").
 		res, err := tools(ctx, askuser.ToolCall{Session: session, ID: id, Name: name, Arguments: json.RawMessage(arguments)})

@@ -117,7 +117,7 @@ type ApprovalState struct {
 // the approval (a decision it offers; an edit its schema takes), and the first decision
 // wins. Without resume data, the resumed call waits for a device's decision.
 type ApprovalResume struct {
-	// Decision is one of askuser's decisions: "approve", "deny", "edit" or "always".
+	// Decision is one of package wire's decisions: "approve", "deny", "edit" or "always".
 	Decision string
 	// Reason is the reason of a denial; Arguments the arguments of an edit.
 	Reason    string
