@@ -202,6 +202,10 @@ func (h *Hub) act(w http.ResponseWriter, r *http.Request) {
 			if rec, err := h.lookup(r.Context(), c); err == nil && rec.Outcome != 0 {
 				p.Ended = endedText(rec)
 			}
+		case errors.Is(err, wire.ErrNotApprover):
+			// A link names no person yet: a call with approvers waits for theirs.
+			http.Error(w, "This tool call waits for its approvers; a link cannot decide it.", http.StatusForbidden)
+			return
 		default:
 			http.Error(w, "The decision could not be recorded; try again in a moment.", http.StatusServiceUnavailable)
 			return

@@ -292,3 +292,37 @@ func TestVisibility(t *testing.T) {
 	dv.sendRaw(`{"type":"device_visibility","data":{}}`)
 	expectError(t, dv.next(wire.EventError), "malformed_event", "")
 }
+
+// TestActionLinkWithApprovers: a link names no person, so a call whose host named
+// approvers refuses its decision, says why, and stays pending.
+func TestActionLinkWithApprovers(t *testing.T) {
+	le := newLinkEnv(t)
+	s := askuser.IntSession(33)
+	go le.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "act", Name: "drop_database"},
+		&askuser.ApprovalOptions{Approvers: &askuser.Approvers{Users: []string{"lead"}}})
+	for len(askusertest.Approvals(le.d, s)) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	link := le.links.Action(s, "act", "approve", time.Now().Add(time.Minute))
+	_, body := le.get(t, link)
+	form := regexp.MustCompile(`name="form" value="([^"]+)"`).FindStringSubmatch(body)
+	if form == nil {
+		t.Fatalf("no form token in\n%s", body)
+	}
+	req, _ := http.NewRequest("POST", link, strings.NewReader(url.Values{"form": {form[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", le.srv.URL)
+	resp, err := le.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "waits for its approvers") {
+		t.Fatalf("the POST: %d %s", resp.StatusCode, b)
+	}
+	if len(askusertest.Approvals(le.d, s)) != 1 {
+		t.Fatal("the link's decision changed the approval")
+	}
+	le.d.CancelSession(s)
+}
