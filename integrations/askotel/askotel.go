@@ -426,6 +426,13 @@ func (o *Observer) Observe(ctx context.Context, x observe.Observation) {
 		} else {
 			o.linked(ctx, "askuser.decision", x, attrs...)
 		}
+	case observe.Progressed:
+		// One approval recorded of several needed: who approved stays in the audit.
+		if span := o.span(x); span != nil {
+			span.AddEvent("askuser.approval_recorded")
+		} else {
+			o.linked(ctx, "askuser.approval_recorded", x)
+		}
 	case observe.Refused:
 		code := AttrRefusalCode.String(x.Code)
 		o.refusals.Add(ctx, 1, metric.WithAttributes(code))

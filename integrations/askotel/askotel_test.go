@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -448,5 +449,46 @@ func wrapTool(d *askuser.Dispatcher, next askuser.ToolFunc) askuser.ToolFunc {
 	return func(ctx context.Context, call askuser.ToolCall) (string, error) {
 		o := d.RunTools(ctx, []askuser.ToolCall{call}, next)[0]
 		return o.Content, o.Err
+	}
+}
+
+// TestApprovalStepsMarked: each approval of a call that needs two is an event on the
+// call's span, before the decision.
+func TestApprovalStepsMarked(t *testing.T) {
+	tel := newTelemetry(t)
+	mt := askusertest.NewTransport()
+	two := &askuser.Policy{Ask: []askuser.Rule{{Tool: "delete_branch", Approvers: &askuser.Approvers{Users: []string{"ann", "bob"}, Quorum: 2}}}}
+	d := askuser.New(mt, &askuser.Options{Observer: tel.obs, Policy: two, Timeout: time.Hour})
+	defer d.Close()
+	s := askuser.IntSession(3)
+	ann, bob := mt.ConnectAs(s, "ann"), mt.ConnectAs(s, "bob")
+	done := make(chan askuser.ApprovalResult, 1)
+	go func() {
+		done <- d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "a-two", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"x"}`)}, nil)
+	}()
+	var digest string
+	for {
+		ev, err := ann.Recv(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == wire.EventApproval {
+			var a wire.ApprovalData
+			_ = json.Unmarshal(ev.Data, &a)
+			digest = a.Digest
+			break
+		}
+	}
+	for _, dev := range []*askusertest.Device{ann, bob} {
+		if err := dev.Send(t.Context(), decide(s, "a-two", wire.ApprovalResultData{Decision: wire.DecisionApprove, Digest: digest})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := <-done; r.Outcome != askuser.Approved {
+		t.Fatalf("outcome %v", r.Outcome)
+	}
+	got := events(tel.span(t, "execute_tool delete_branch", "a-two"))
+	if fmt.Sprint(got) != "[askuser.delivered askuser.approval_recorded askuser.approval_recorded askuser.decided]" {
+		t.Fatalf("events %v", got)
 	}
 }
