@@ -1,7 +1,8 @@
 // Package askusertest provides what tests and examples of askuser hosts and stores need,
 // as net/http/httptest does for HTTP: an in-process [Transport] whose devices are Go
-// values; [TestStore], the contract every [store.Store] must keep; and [TestReplicas],
-// what dispatchers sharing a store need of their transports.
+// values; [TestStore], the contract every [store.Store] must keep; [TestReplicas],
+// what dispatchers sharing a store need of their transports; and, for tests that build
+// their questions in Go or wait for a request, [Ask], [Questions] and [Approvals].
 //
 // It is a package of its own so that the askuser package's face is only what production
 // code calls.
