@@ -105,7 +105,7 @@ func (d *Dispatcher) decideCounted(ctx context.Context, rec store.Record, data w
 		// Changed or ended meanwhile: read it again, and decide on what it is now.
 		cur, err := d.store.Get(ctx, rec.Session, rec.RequestID())
 		switch {
-		case errors.Is(err, wire.ErrNotPending) || err == nil && (cur.Outcome != 0 || cur.Rev != rec.Rev):
+		case errors.Is(err, wire.ErrNotPending) || err == nil && (cur.Outcome != 0 || cur.Rev != rec.Rev || cur.Approval == nil || cur.Tally == nil):
 			return wire.ErrNotPending
 		case err != nil:
 			return fmt.Errorf("askuser: reading the approval: %w", err)
