@@ -921,3 +921,49 @@ func TestPolicyApproversChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestQuorumConcurrentApprovals: three approvers approve at once a call that needs two;
+// it is approved once, with two approvals counted, and the third is told not_pending. Under -race, the compare-and-set of the store is the only
+// order between them.
+func TestQuorumConcurrentApprovals(t *testing.T) {
+	for range 20 {
+		mt := askusertest.NewTransport()
+		audits := make(chan observe.Audit, 4)
+		d := New(mt, &Options{Policy: &Policy{Ask: []Rule{{Tool: "drop", Approvers: &Approvers{Users: []string{"ann", "bob", "cy"}, Quorum: 2}}}},
+			Observer: observe.Hooks{OnAudit: func(a observe.Audit) { audits <- a }}})
+		s := StringSession("q")
+		devs := []*askusertest.Device{mt.ConnectAs(s, "ann"), mt.ConnectAs(s, "bob"), mt.ConnectAs(s, "cy")}
+		done := make(chan ApprovalResult, 1)
+		go func() { done <- d.Approve(context.Background(), ToolCall{Session: s, ID: "c", Name: "drop"}, nil) }()
+		var ap []wire.ApprovalData
+		for len(ap) == 0 {
+			ap = askusertest.Approvals(d, s)
+			time.Sleep(time.Millisecond)
+		}
+		ev, err := wire.NewEvent(wire.EventApprovalResult, s, wire.ApprovalResultData{RequestID: "c", Decision: wire.DecisionApprove, Digest: ap[0].Digest})
+		require.NoError(t, err)
+		errs := make([]error, len(devs))
+		var wg sync.WaitGroup
+		for i, dv := range devs {
+			wg.Go(func() { errs[i] = dv.Send(context.Background(), ev) })
+		}
+		wg.Wait()
+		r := <-done
+		require.Equal(t, Approved, r.Outcome)
+		failed := 0
+		for _, err := range errs {
+			if err != nil {
+				require.ErrorIs(t, err, wire.ErrNotPending)
+				failed++
+			}
+		}
+		require.Equal(t, 1, failed, "one of three approvals comes after the quorum")
+		a := <-audits
+		counted := map[string]bool{}
+		for _, x := range a.Approvals {
+			counted[x.By] = true
+		}
+		require.Len(t, counted, 2, "audit approvals %+v", a.Approvals)
+		d.Close()
+	}
+}
