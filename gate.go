@@ -53,10 +53,6 @@ type ApprovalResult struct {
 // Allowed reports whether the tool may run: Outcome is [Approved] or [Edited].
 func (r ApprovalResult) Allowed() bool { return r.Outcome == Approved || r.Outcome == Edited }
 
-// IsError reports whether the call did not run: the error flag many LLM APIs take beside
-// a tool result.
-func (r ApprovalResult) IsError() bool { return !r.Allowed() }
-
 // Content returns the tool result the model reads for the call. toolResult is what the
 // tool returned when it ran. Approved: toolResult unchanged. Edited:
 // {"notice": "...", "arguments": {the arguments it ran with}, "result": toolResult (as
@@ -109,7 +105,7 @@ func (d *Dispatcher) Approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 	ctx, e := d.begin(ctx, observe.CallInfo{Kind: store.KindApproval, Session: call.Session, ID: call.ID, Tool: call.Name, Arguments: call.Arguments})
 	defer e.unended()
 	r := d.approve(ctx, call, o)
-	e.end(observe.CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: r.IsError(), Err: r.Err})
+	e.end(observe.CallEnd{RequestID: r.RequestID, Outcome: r.Outcome, IsError: !r.Allowed(), Err: r.Err})
 	return r
 }
 

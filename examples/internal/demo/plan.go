@@ -65,7 +65,7 @@ func CallTool(id, name string, r askuser.ApprovalResult) (data map[string]any, s
 		"requestId": id,
 		"content":   content,
 		"outcome":   r.Outcome.String(),
-		"isError":   r.IsError() || failed,
+		"isError":   !r.Allowed() || failed,
 		"summary":   toolSummary(r, failed, missing),
 	}
 	if missing && r.Allowed() {
