@@ -99,7 +99,8 @@ type Dispatcher struct {
 	calls *calls
 	keys  keyLocks
 
-	notices notices // the requests the Notifier may be told of
+	notices     notices     // the requests the Notifier may be told of
+	escalations escalations // the approvals whose escalation steps may fire here
 }
 
 // New returns a dispatcher that reaches devices through t. opts may be nil; it is copied.
@@ -546,6 +547,7 @@ func (d *Dispatcher) Close() error {
 	d.failing.Wait()
 	d.stop()
 	d.closeNotices()
+	d.closeEscalations()
 	d.closeRequests()
 	return nil
 }

@@ -164,6 +164,9 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 			return refuse(problem)
 		}
 	}
+	if err := checkApprovers(o.Approvers); err != nil {
+		return refuse("ApprovalOptions.Approvers: " + err.Error())
+	}
 	args := call.Arguments
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}") // a call of a tool that takes no arguments
@@ -282,6 +285,10 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 	if approvers != nil {
 		a := *approvers
 		a.Users, a.Groups = slices.Clone(a.Users), slices.Clone(a.Groups)
+		a.Escalate = slices.Clone(a.Escalate)
+		for i, e := range a.Escalate {
+			a.Escalate[i].Users, a.Escalate[i].Groups = slices.Clone(e.Users), slices.Clone(e.Groups)
+		}
 		a.Quorum = max(a.Quorum, 1)
 		rec.Tally = &store.Tally{Approvers: a, Requester: call.Requester}
 	}
@@ -407,7 +414,7 @@ func (d *Dispatcher) handleDecision(ctx context.Context, ev wire.Event) error {
 	dec.By, dec.Via, dec.At = ev.User, ev.Via, time.Now()
 	if rec.Tally != nil {
 		ap := &rec.Tally.Approvers
-		if !mayDecide(ap, ev.User, ev.Groups) {
+		if !mayDecide(rec.Tally, ev.User, ev.Groups) {
 			return fmt.Errorf("%w: %q is not among its approvers", wire.ErrNotApprover, jsonx.Truncate(ev.User, 64))
 		}
 		if counting(ap) {

@@ -906,6 +906,12 @@ func TestPolicyApproversChecked(t *testing.T) {
 		{Policy{Ask: []Rule{{Tool: "drop", Approvers: &Approvers{Quorum: -1}}}}, "askuser: Options.Policy: Ask[0]: Approvers: the Quorum -1 is negative"},
 		{Policy{Approvers: &Approvers{Groups: []string{""}}}, "askuser: Options.Policy: Approvers: a user or group name is empty"},
 		{Policy{Ask: []Rule{{Tool: "drop", Approvers: &Approvers{Users: []string{"ann"}, Groups: []string{"dba"}, Quorum: 3}}}}, ""},
+		{Policy{Approvers: &Approvers{Escalate: []store.Escalation{{After: time.Second, Users: []string{"lead"}}}}}, "askuser: Options.Policy: Approvers: the escalation needs Users or Groups: without them anyone of the session decides already"},
+		{Policy{Approvers: &Approvers{Users: []string{"ann"}, Escalate: []store.Escalation{{After: 0, Users: []string{"lead"}}}}}, "askuser: Options.Policy: Approvers: the escalation step 0: After 0s is not positive and more than the step's before"},
+		{Policy{Approvers: &Approvers{Users: []string{"ann"}, Escalate: []store.Escalation{{After: 2 * time.Second, Users: []string{"lead"}}, {After: time.Second, Groups: []string{"cto"}}}}}, "askuser: Options.Policy: Approvers: the escalation step 1: After 1s is not positive and more than the step's before"},
+		{Policy{Approvers: &Approvers{Users: []string{"ann"}, Escalate: []store.Escalation{{After: time.Second}}}}, "askuser: Options.Policy: Approvers: the escalation step 0 names no user nor group"},
+		{Policy{Approvers: &Approvers{Users: []string{"ann"}, Escalate: []store.Escalation{{After: time.Second, Groups: []string{""}}}}}, "askuser: Options.Policy: Approvers: the escalation step 0: a user or group name is empty"},
+		{Policy{Approvers: &Approvers{Users: []string{"ann"}, Quorum: 2, Escalate: []store.Escalation{{After: time.Second, Users: []string{"lead"}}}}}, ""},
 	} {
 		got := func() (msg string) {
 			defer func() {

@@ -121,6 +121,9 @@ func (d *Dispatcher) start(ctx context.Context, r *store.Record, same func(store
 	if created && err == nil && sendErr == nil && d.opts.Notifier != nil {
 		d.arm(rec)
 	}
+	if err == nil && rec.Outcome == 0 && (created && sendErr == nil || !created && same(rec)) {
+		d.armEscalation(rec)
+	}
 	d.calls.settled() // Close waits for this: no ask goes out after it returns
 	switch {
 	case errors.Is(err, ErrClosed):
@@ -314,6 +317,7 @@ func (d *Dispatcher) end(ctx context.Context, rec store.Record, err error) (bool
 		d.audit(rec)
 	}
 	d.disarm(k, rec.Rev)
+	d.disarmEscalation(k, rec.Rev)
 	d.calls.deliver(rec, err)
 	return true, nil
 }
@@ -321,6 +325,7 @@ func (d *Dispatcher) end(ctx context.Context, rec store.Record, err error) (bool
 // ended takes an end the store's Watch saw, made by this dispatcher or another.
 func (d *Dispatcher) ended(rec store.Record) {
 	d.disarm(key{rec.Session, rec.RequestID()}, rec.Rev)
+	d.disarmEscalation(key{rec.Session, rec.RequestID()}, rec.Rev)
 	d.calls.deliver(rec, nil)
 }
 

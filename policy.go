@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/askuser-go/askuser/store"
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -191,11 +192,27 @@ func checkApprovers(a *Approvers) error {
 			}
 		}
 	}
+	var last time.Duration
+	users, groups := len(a.Users), len(a.Groups)
+	for i, e := range a.Escalate {
+		users, groups = users+len(e.Users), groups+len(e.Groups)
+		switch {
+		case len(a.Users) == 0 && len(a.Groups) == 0:
+			return errors.New("the escalation needs Users or Groups: without them anyone of the session decides already")
+		case e.After <= last:
+			return fmt.Errorf("the escalation step %d: After %v is not positive and more than the step's before", i, e.After)
+		case len(e.Users) == 0 && len(e.Groups) == 0:
+			return fmt.Errorf("the escalation step %d names no user nor group", i)
+		case slices.Contains(e.Users, "") || slices.Contains(e.Groups, ""):
+			return fmt.Errorf("the escalation step %d: a user or group name is empty", i)
+		}
+		last = e.After
+	}
 	switch {
 	case a.Quorum < 0:
 		return fmt.Errorf("the Quorum %d is negative", a.Quorum)
-	case len(a.Groups) == 0 && len(a.Users) > 0 && a.Quorum > len(a.Users):
-		return fmt.Errorf("the Quorum %d is more than the %d Users named", a.Quorum, len(a.Users))
+	case groups == 0 && users > 0 && a.Quorum > users:
+		return fmt.Errorf("the Quorum %d is more than the %d Users named", a.Quorum, users)
 	}
 	return nil
 }

@@ -19,16 +19,31 @@ import (
 // at once, as without approvers (gate.go); an edit records the edited arguments, with a
 // new digest, and the count starts again on them, the editor's approval first.
 
-// mayDecide reports whether the person user, in groups, may decide an approval of a.
-func mayDecide(a *Approvers, user string, groups []string) bool {
+// mayDecide reports whether the person user, in groups, may decide an approval of t:
+// one of its approvers, or of the people its escalation steps fired so far added.
+func mayDecide(t *store.Tally, user string, groups []string) bool {
+	a := &t.Approvers
 	if len(a.Users) == 0 && len(a.Groups) == 0 {
 		return user != "" || !counting(a) // anyone of the session; counted people are named
 	}
-	if user != "" && slices.Contains(a.Users, user) {
+	if named(a.Users, a.Groups, user, groups) {
 		return true
 	}
-	for _, g := range groups {
-		if slices.Contains(a.Groups, g) {
+	for _, e := range a.Escalate[:min(t.Escalated, len(a.Escalate))] {
+		if named(e.Users, e.Groups, user, groups) {
+			return true
+		}
+	}
+	return false
+}
+
+// named reports whether user, in groups, is among users or in one of groups'.
+func named(users, groups []string, user string, in []string) bool {
+	if user != "" && slices.Contains(users, user) {
+		return true
+	}
+	for _, g := range in {
+		if slices.Contains(groups, g) {
 			return true
 		}
 	}

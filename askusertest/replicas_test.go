@@ -31,7 +31,7 @@ func storeKey(s askuser.SessionID, id string) [2]string { return [2]string{s.Str
 func (s *sharedStore) Put(_ context.Context, rec store.Record) (store.Record, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := storeKey(rec.Session, rec.Ask.RequestID)
+	k := storeKey(rec.Session, rec.RequestID())
 	if old, ok := s.recs[k]; ok {
 		return old, false, nil
 	}
@@ -68,7 +68,7 @@ func (s *sharedStore) Update(_ context.Context, rec store.Record) (store.Record,
 
 func (s *sharedStore) End(_ context.Context, rec store.Record) (bool, error) {
 	s.mu.Lock()
-	k := storeKey(rec.Session, rec.Ask.RequestID)
+	k := storeKey(rec.Session, rec.RequestID())
 	cur, ok := s.recs[k]
 	if !ok || cur.Rev != rec.Rev || cur.Outcome != 0 {
 		s.mu.Unlock()

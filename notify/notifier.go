@@ -15,7 +15,10 @@ import (
 // posts a signed webhook.
 //
 // Notify is called once per request, by the dispatcher that made it (so once across
-// the replicas of a host), in a goroutine of its own: it may block, retry, and take its
+// the replicas of a host), and once more per escalation step of an approval whose
+// approvers escalate (store.Escalation: by the dispatcher that fired the step, once
+// across the replicas, with [Notice.To] set, whether or not a device shows it), in a
+// goroutine of its own: it may block, retry, and take its
 // time. Its ctx ends when the request ends (answered, decided, timed out, ...) or the
 // dispatcher closes; a notifier that is still trying then stops. Its error, and any
 // failure of its own, changes nothing of the request. Notify may be called
@@ -37,4 +40,8 @@ type Notice struct {
 	// Decisions are the approval's decisions, for a notifier that offers actions; nil for
 	// a question set.
 	Decisions []string
+	// To, for the notice of an approval's escalation step (store.Escalation), names the
+	// people the step adds: its users, then its groups. Nil for the notice of a request
+	// gone unseen, which is for whoever the session belongs to.
+	To []string
 }

@@ -59,6 +59,8 @@ type Body struct {
 	URL       string         `json:"url,omitempty"`
 	ExpiresAt time.Time      `json:"expiresAt"`
 	Actions   []Action       `json:"actions,omitempty"`
+	// To is [Notice.To]: who an escalation step's notice is for; absent otherwise.
+	To []string `json:"to,omitempty"`
 }
 
 // Action is a link that decides an approval, in a [Body].
@@ -69,7 +71,7 @@ type Action struct {
 
 // BodyOf is the body the webhook posts for n.
 func (w *Webhook) BodyOf(n Notice) Body {
-	b := Body{Type: wire.EventAsk, SessionID: n.Session, RequestID: n.RequestID, Title: n.Title, ExpiresAt: n.ExpiresAt.UTC()}
+	b := Body{Type: wire.EventAsk, SessionID: n.Session, RequestID: n.RequestID, Title: n.Title, ExpiresAt: n.ExpiresAt.UTC(), To: n.To}
 	if n.Kind == store.KindApproval {
 		b.Type = wire.EventApproval
 	}

@@ -90,12 +90,16 @@ const (
 	// and stays pending (Audit: that step, its Decision, By, Via and DecidedAt, and
 	// Approvals so far; Outcome zero). Its end is Decided, as every approval's.
 	Progressed
+	// Escalated: an approval's escalation step fired, observed by the dispatcher that
+	// fired it, once across the dispatchers sharing its store (To: the people the step
+	// added; ExpiresAt).
+	Escalated
 )
 
 // String returns the event's name: "asked", "ended", "decided", and so on.
 func (e Event) String() string {
-	names := [...]string{"asked", "ended", "decided", "refused", "notified", "connected", "disconnected", "failed", "progressed"}
-	if e < Asked || e > Progressed {
+	names := [...]string{"asked", "ended", "decided", "refused", "notified", "connected", "disconnected", "failed", "progressed", "escalated"}
+	if e < Asked || e > Escalated {
 		return fmt.Sprintf("Event(%d)", int(e))
 	}
 	return names[e-Asked]
@@ -121,6 +125,8 @@ type Observation struct {
 	Code string
 	// Carrier is the trace context kept with the request, when it was made with one.
 	Carrier map[string]string
+	// To, for Escalated, names the people the step added: its users, then its groups.
+	To []string
 }
 
 // Hooks is an [Observer] of plain functions, for a host that wants a few callbacks: a
@@ -197,6 +203,9 @@ func (g logger) Observe(ctx context.Context, o Observation) {
 				slog.String("askuser.decided_by", a.By), slog.String("askuser.via", a.Via),
 				slog.String("askuser.reason", a.Reason))...)
 		}
+	case Escalated:
+		g.l.LogAttrs(ctx, slog.LevelInfo, "askuser: tool call approval escalated", requestAttrs(o,
+			slog.Any("askuser.escalated_to", o.To))...)
 	case Refused:
 		attrs := []slog.Attr{slog.String("askuser.refusal.code", o.Code),
 			slog.String("askuser.session", o.Session.String()), slog.String("askuser.request.id", o.RequestID)}

@@ -58,6 +58,10 @@ type Tally struct {
 	// Arguments are the arguments the model wrote, once an edit changed the
 	// approval's; nil before.
 	Arguments json.RawMessage
+	// Escalated is how many steps of Approvers.Escalate have fired: their people may
+	// decide too. A dispatcher raises it with [Store.Update] when a step is due, so that
+	// each step fires once across every dispatcher sharing the store.
+	Escalated int
 	// Version tells apart the states of the request that [Store.Update] made: 0 as Put
 	// recorded it, then a new one, set by the store, with each Update.
 	Version uint64
@@ -83,6 +87,33 @@ type Approvers struct {
 	// (askuser.ToolCall.Requester) does not count toward Quorum: someone else must
 	// approve. Their denial still ends the call.
 	SeparateDuties bool
+	// Escalate are the steps that widen Users and Groups while nobody has ended the
+	// approval, by increasing After. It needs Users or Groups: without them anyone of
+	// the session decides already.
+	Escalate []Escalation
+}
+
+// Escalation is one step of [Approvers.Escalate]: once the approval has waited After
+// since it was asked with no decision ending it, Users and Groups may decide it too,
+// beside the approvers named before. The request stays the one request, with its one
+// timeout: the approvals already given still count toward Quorum, nobody is asked
+// twice, and a step that comes after the approval ended, or after it timed out, never
+// fires.
+//
+// The dispatcher that made the request fires each step, once across the dispatchers
+// sharing its store ([Tally.Escalated] is raised by compare-and-set): that one tells
+// the session's devices the approvers now (wire.ApprovalProgressData.Names) and gives
+// the step's people to the host's Notifier. A dispatcher that joins the pending
+// request (a call resumed with the same id, after a restart say) fires the steps due
+// too; when no dispatcher waits on it any more, no step fires until one does.
+type Escalation struct {
+	// After is how long after the approval was asked the step fires: positive, and
+	// more than the step's before.
+	After time.Duration
+	// Users and Groups are the people the step adds, as [Approvers.Users] and
+	// [Approvers.Groups]; one name at least, none empty.
+	Users  []string
+	Groups []string
 }
 
 // Approval is one approval recorded toward an approval's quorum.

@@ -98,7 +98,7 @@ type ApproversData struct {
 }
 
 // ApprovalProgressData is the data of an [EventApprovalProgress]: an approval recorded
-// one more approval, or an edit, and waits for more.
+// one more approval, or an edit, or an escalation step, and waits for more.
 type ApprovalProgressData struct {
 	RequestID string `json:"requestId"`
 	// Approved names who has approved so far, as [ApproversData.Approved].
@@ -109,6 +109,9 @@ type ApprovalProgressData struct {
 	// Arguments are the arguments now waiting for approvals, given when an edit changed
 	// them; absent otherwise.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Names are the approvers now, as [ApproversData.Names], given when an escalation
+	// step added people who may decide too; absent otherwise.
+	Names []string `json:"names,omitempty"`
 }
 
 // ToolSource says whose tool an approval is for when the tool is not the host's own: an

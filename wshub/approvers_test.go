@@ -26,8 +26,15 @@ type approversEnv struct {
 }
 
 func newApproversEnv(t *testing.T, policy *askuser.Policy) *approversEnv {
+	return newApproversEnvWith(t, &askuser.Options{Policy: policy})
+}
+
+// newApproversEnvWith is newApproversEnv with the dispatcher's options o, whose
+// Observer it sets.
+func newApproversEnvWith(t *testing.T, o *askuser.Options) *approversEnv {
 	obs := &observations{}
 	audits := make(chan observe.Audit, 8)
+	o.Observer = observe.Join(obs, observe.Hooks{OnAudit: func(a observe.Audit) { audits <- a }})
 	e := newEnv(t, &wshub.Options{Authenticate: func(r *http.Request) (wshub.Access, error) {
 		sessions, err := authorizeQuery(r)
 		var groups []string
@@ -35,7 +42,7 @@ func newApproversEnv(t *testing.T, policy *askuser.Policy) *approversEnv {
 			groups = strings.Split(g, ",")
 		}
 		return wshub.Access{User: r.URL.Query().Get("user"), Groups: groups, Sessions: sessions}, err
-	}}, &askuser.Options{Policy: policy, Observer: observe.Join(obs, observe.Hooks{OnAudit: func(a observe.Audit) { audits <- a }})})
+	}}, o)
 	return &approversEnv{env: e, obs: obs, audits: audits}
 }
 
