@@ -89,13 +89,16 @@ func (a *approval) waitingLine() string {
 }
 
 // progress takes a tool_approval_progress of this approval: who has approved so far,
-// and the arguments an edit gave, with which the approval is made anew. No view may be
-// showing a.
+// the approvers now after an escalation step, and the arguments an edit gave, with
+// which the approval is made anew. No view may be showing a.
 func (a *approval) progress(p wire.ApprovalProgressData) {
 	data := a.data
 	if data.Approvers != nil {
 		ap := *data.Approvers
 		ap.Approved = p.Approved
+		if len(p.Names) > 0 {
+			ap.Names = p.Names
+		}
 		data.Approvers = &ap
 	}
 	if len(p.Arguments) == 0 {

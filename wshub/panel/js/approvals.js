@@ -217,8 +217,9 @@ function createApprovals(parent, next, ctx) {
     }
   }
 
-  // progress takes a tool_approval_progress: who has approved so far, and, after an
-  // edit, the arguments now waiting for approvals, whose card is made anew.
+  // progress takes a tool_approval_progress: who has approved so far, the approvers
+  // now after an escalation step, and, after an edit, the arguments now waiting for
+  // approvals, whose card is made anew.
   function progress(ev) {
     var data = ev.data;
     var entry = data && typeof data.requestId === "string" ? cards.get(data.requestId) : null;
@@ -226,6 +227,9 @@ function createApprovals(parent, next, ctx) {
       return;
     }
     var a = entry.set;
+    if (a.approvers && Array.isArray(data.names)) {
+      a.approvers.names = data.names.map(str).filter(function (n) { return n !== ""; });
+    }
     if (data.arguments !== undefined && a.data) {
       var next = {};
       for (var k in a.data) {
