@@ -273,7 +273,8 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 				Approvers: &wire.ApproversData{Names: []string{"alice", "bob", "dba"}, Quorum: 2},
 			},
 			AskedAt: at,
-			Tally:   &store.Tally{Approvers: store.Approvers{Users: []string{"alice", "bob"}, Groups: []string{"dba"}, Quorum: 2, SeparateDuties: true}, Requester: "carol"},
+			Tally: &store.Tally{Approvers: store.Approvers{Users: []string{"alice", "bob"}, Groups: []string{"dba"}, Quorum: 2, SeparateDuties: true,
+				Escalate: []store.Escalation{{After: time.Second, Users: []string{"lead"}}, {After: time.Minute, Groups: []string{"oncall"}}}}, Requester: "carol"},
 		}
 		got, _, err := a.Put(ctx, approval)
 		if err != nil {
@@ -282,7 +283,7 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		read, err := b.Get(ctx, s, "q1")
 		if err != nil || read.Tally == nil || fmt.Sprint(read.Tally.Approvers) != fmt.Sprint(approval.Tally.Approvers) || read.Tally.Requester != "carol" ||
 			fmt.Sprint(*read.Approval.Approvers) != "{[alice bob dba] 2 []}" || read.Tally.Version != 0 {
-			t.Fatalf("Get = %+v, %v; want the approvers, the requester and the version that Put recorded", read, err)
+			t.Fatalf("Get = %+v, %v; want the approvers, their escalation, the requester and the version that Put recorded", read, err)
 		}
 		if _, ok, err := b.Update(ctx, func() store.Record { r := read; r.Session = session(); return r }()); ok || err != nil {
 			t.Fatalf("Update of an unknown request = %v, %v; want false", ok, err)
@@ -334,9 +335,10 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		if _, ok, err := a.Update(ctx, step(read, "late")); ok || err != nil {
 			t.Fatalf("Update from a state updated meanwhile = %v, %v; want false", ok, err)
 		}
-		// An edit: new arguments, the model's kept, the editor's approval first.
+		// An edit: new arguments, the model's kept, the editor's approval first; and an
+		// escalation step fired.
 		edit := step(up, "bob")
-		edit.Tally.Arguments = up.Approval.Arguments
+		edit.Tally.Arguments, edit.Tally.Escalated = up.Approval.Arguments, 1
 		ap := *edit.Approval
 		ap.Arguments, ap.Digest = json.RawMessage(`{"db":"staging"}`), "d2"
 		edit.Approval = &ap
@@ -347,7 +349,7 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 			t.Fatalf("Update of the latest state = %v, %v; want true", ok, err)
 		}
 		now, err := a.Get(ctx, s, "q1")
-		if err != nil || now.Rev != got.Rev || now.Tally == nil || now.Tally.Version != up2.Tally.Version || up2.Tally.Version == up.Tally.Version || len(now.Tally.Approvals) != 2 || string(now.Tally.Arguments) != `{"db":"prod"}` ||
+		if err != nil || now.Rev != got.Rev || now.Tally == nil || now.Tally.Version != up2.Tally.Version || up2.Tally.Version == up.Tally.Version || len(now.Tally.Approvals) != 2 || string(now.Tally.Arguments) != `{"db":"prod"}` || now.Tally.Escalated != 1 ||
 			string(now.Approval.Arguments) != `{"db":"staging"}` || now.Approval.Digest != "d2" || fmt.Sprint(*now.Approval.Approvers) != fmt.Sprint(*up2.Approval.Approvers) || len(now.Approval.Approvers.Approved) != 2 {
 			t.Fatalf("Get after Updates = %+v, %v; want the last Update's record", now, err)
 		}

@@ -39,13 +39,22 @@ type storedTally struct {
 	Requester string          `json:"requester,omitempty"`
 	Approvals []storedStep    `json:"approvals,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Escalated int             `json:"escalated,omitempty"`
 }
 
 type storedApprovers struct {
-	Users          []string `json:"users,omitempty"`
-	Groups         []string `json:"groups,omitempty"`
-	Quorum         int      `json:"quorum,omitempty"`
-	SeparateDuties bool     `json:"separateDuties,omitempty"`
+	Users          []string           `json:"users,omitempty"`
+	Groups         []string           `json:"groups,omitempty"`
+	Quorum         int                `json:"quorum,omitempty"`
+	SeparateDuties bool               `json:"separateDuties,omitempty"`
+	Escalate       []storedEscalation `json:"escalate,omitempty"`
+}
+
+// storedEscalation is a store.Escalation; After in nanoseconds.
+type storedEscalation struct {
+	After  time.Duration `json:"after"`
+	Users  []string      `json:"users,omitempty"`
+	Groups []string      `json:"groups,omitempty"`
 }
 
 type storedStep struct {
@@ -104,7 +113,10 @@ func encodeRecord(rec store.Record, nonce string) ([]byte, error) {
 	}
 	if t := rec.Tally; t != nil {
 		a := t.Approvers
-		st := &storedTally{Approvers: storedApprovers{Users: a.Users, Groups: a.Groups, Quorum: a.Quorum, SeparateDuties: a.SeparateDuties}, Requester: t.Requester, Arguments: t.Arguments}
+		st := &storedTally{Approvers: storedApprovers{Users: a.Users, Groups: a.Groups, Quorum: a.Quorum, SeparateDuties: a.SeparateDuties}, Requester: t.Requester, Arguments: t.Arguments, Escalated: t.Escalated}
+		for _, e := range a.Escalate {
+			st.Approvers.Escalate = append(st.Approvers.Escalate, storedEscalation(e))
+		}
 		for _, x := range t.Approvals {
 			st.Approvals = append(st.Approvals, storedStep{By: x.By, Via: x.Via, At: x.At, Digest: x.Digest, Arguments: x.Arguments, Counted: x.Counted})
 		}
@@ -141,7 +153,10 @@ func decodeRecord(b []byte, rev uint64) (store.Record, string, error) {
 	}
 	if st := s.Tally; st != nil {
 		a := st.Approvers
-		t := &store.Tally{Approvers: store.Approvers{Users: a.Users, Groups: a.Groups, Quorum: a.Quorum, SeparateDuties: a.SeparateDuties}, Requester: st.Requester, Arguments: st.Arguments}
+		t := &store.Tally{Approvers: store.Approvers{Users: a.Users, Groups: a.Groups, Quorum: a.Quorum, SeparateDuties: a.SeparateDuties}, Requester: st.Requester, Arguments: st.Arguments, Escalated: st.Escalated}
+		for _, e := range a.Escalate {
+			t.Approvers.Escalate = append(t.Approvers.Escalate, store.Escalation(e))
+		}
 		if rev != rec.Rev {
 			t.Version = rev // written by an Update
 		}
