@@ -2,6 +2,7 @@ package askuser
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -87,9 +88,13 @@ func (d *Dispatcher) escalate(k key, x *escalation, i int) {
 	defer e.wg.Done()
 	for try := 0; try <= maxUpdateTries; try++ {
 		rec, err := d.store.Get(x.ctx, k.session, k.id)
-		if err != nil || rec.Rev != x.rev || rec.Outcome != 0 || rec.Approval == nil || rec.Tally == nil ||
-			rec.Tally.Escalated > i || !time.Now().Before(rec.ExpiresAt()) {
-			return // ended, fired, or out of time: the timeout ends it
+		switch {
+		case errors.Is(err, wire.ErrNotPending) || err == nil && (rec.Rev != x.rev || rec.Outcome != 0 || rec.Approval == nil || rec.Tally == nil):
+			// Ended before this dispatcher armed it, or elsewhere, unseen.
+			d.disarmEscalation(k, x.rev)
+			return
+		case err != nil || rec.Tally.Escalated > i || !time.Now().Before(rec.ExpiresAt()):
+			return // the store failed, the step fired, or the timeout is ending it
 		}
 		t := *rec.Tally
 		from := t.Escalated

@@ -973,3 +973,19 @@ func TestQuorumConcurrentApprovals(t *testing.T) {
 		d.Close()
 	}
 }
+
+// TestApprovalOptionsEscalationChecked: approvers a host names for one call are checked
+// as a Policy's are; a call whose escalation cannot work is refused, nothing asked.
+func TestApprovalOptionsEscalationChecked(t *testing.T) {
+	tr := askusertest.NewTransport()
+	d := New(tr, nil)
+	defer d.Close()
+	r := d.Approve(context.Background(), ToolCall{Session: StringSession("s"), ID: "c1", Name: "drop", Arguments: json.RawMessage(`{}`)},
+		&ApprovalOptions{Approvers: &Approvers{Users: []string{"ann"}, Escalate: []store.Escalation{{After: time.Second, Users: []string{"lead"}}, {After: time.Second, Users: []string{"cto"}}}}})
+	if r.Outcome != Invalid || len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "the escalation step 1: After 1s is not positive and more than the step's before") {
+		t.Fatalf("result %+v; want refused for the second step's After", r)
+	}
+	if got := askusertest.Approvals(d, StringSession("s")); len(got) != 0 {
+		t.Fatalf("pending %+v; want nothing asked", got)
+	}
+}

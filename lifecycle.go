@@ -317,7 +317,9 @@ func (d *Dispatcher) end(ctx context.Context, rec store.Record, err error) (bool
 		d.audit(rec)
 	}
 	d.disarm(k, rec.Rev)
-	d.disarmEscalation(k, rec.Rev)
+	if rec.Tally != nil {
+		d.disarmEscalation(k, rec.Rev)
+	}
 	d.calls.deliver(rec, err)
 	return true, nil
 }
@@ -325,7 +327,9 @@ func (d *Dispatcher) end(ctx context.Context, rec store.Record, err error) (bool
 // ended takes an end the store's Watch saw, made by this dispatcher or another.
 func (d *Dispatcher) ended(rec store.Record) {
 	d.disarm(key{rec.Session, rec.RequestID()}, rec.Rev)
-	d.disarmEscalation(key{rec.Session, rec.RequestID()}, rec.Rev)
+	if rec.Tally != nil {
+		d.disarmEscalation(key{rec.Session, rec.RequestID()}, rec.Rev)
+	}
 	d.calls.deliver(rec, nil)
 }
 

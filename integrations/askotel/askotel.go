@@ -433,6 +433,13 @@ func (o *Observer) Observe(ctx context.Context, x observe.Observation) {
 		} else {
 			o.linked(ctx, "askuser.approval_recorded", x)
 		}
+	case observe.Escalated:
+		to := attribute.StringSlice("askuser.escalated_to", x.To)
+		if span := o.span(x); span != nil {
+			span.AddEvent("askuser.escalated", trace.WithAttributes(to))
+		} else {
+			o.linked(ctx, "askuser.escalated", x, to)
+		}
 	case observe.Refused:
 		code := AttrRefusalCode.String(x.Code)
 		o.refusals.Add(ctx, 1, metric.WithAttributes(code))

@@ -27,6 +27,7 @@ import (
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/integrations/askotel"
+	"github.com/askuser-go/askuser/store"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
@@ -490,5 +491,46 @@ func TestApprovalStepsMarked(t *testing.T) {
 	got := events(tel.span(t, "execute_tool delete_branch", "a-two"))
 	if fmt.Sprint(got) != "[askuser.delivered askuser.approval_recorded askuser.approval_recorded askuser.decided]" {
 		t.Fatalf("events %v", got)
+	}
+}
+
+// TestEscalationMarked: an escalation step is an event on the call's span, with the
+// people it added, before the decision.
+func TestEscalationMarked(t *testing.T) {
+	tel := newTelemetry(t)
+	mt := askusertest.NewTransport()
+	p := &askuser.Policy{Ask: []askuser.Rule{{Tool: "delete_branch", Approvers: &askuser.Approvers{Users: []string{"ann"},
+		Escalate: []store.Escalation{{After: 100 * time.Millisecond, Users: []string{"lead"}}}}}}}
+	d := askuser.New(mt, &askuser.Options{Observer: tel.obs, Policy: p, Timeout: time.Hour})
+	defer d.Close()
+	s := askuser.IntSession(4)
+	ann := mt.ConnectAs(s, "ann")
+	done := make(chan askuser.ApprovalResult, 1)
+	go func() {
+		done <- d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: "a-esc", Name: "delete_branch", Arguments: json.RawMessage(`{"name":"x"}`)}, nil)
+	}()
+	for {
+		ev, err := ann.Recv(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == wire.EventApprovalProgress { // the step fired
+			break
+		}
+	}
+	if err := ann.Send(t.Context(), decide(s, "a-esc", wire.ApprovalResultData{Decision: wire.DecisionApprove})); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r.Outcome != askuser.Approved {
+		t.Fatalf("outcome %v", r.Outcome)
+	}
+	span := tel.span(t, "execute_tool delete_branch", "a-esc")
+	if got := events(span); fmt.Sprint(got) != "[askuser.delivered askuser.escalated askuser.decided]" {
+		t.Fatalf("events %v", got)
+	}
+	for _, ev := range span.Events() {
+		if ev.Name == "askuser.escalated" && (len(ev.Attributes) != 1 || fmt.Sprint(ev.Attributes[0].Value.AsStringSlice()) != "[lead]") {
+			t.Fatalf("askuser.escalated attributes %v; want the lead", ev.Attributes)
+		}
 	}
 }
