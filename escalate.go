@@ -23,9 +23,13 @@ import (
 // as the Notifier's do (notifier.go); a timer that fires after an end elsewhere finds
 // the request ended in the store, and does nothing.
 //
-// Should every dispatcher that armed a request's timers stop (its process died), the
+// A step whose store fails tries again every storeRetry, a few times, while the request
+// lasts. Should every dispatcher that armed a request's timers stop (its process died), the
 // steps not yet fired wait for a dispatcher to join the request again; they fire at
 // once then, when due. A step fired is never lost: it is in the store.
+
+// storeRetry is how long a step waits to try again when the store failed.
+const storeRetry = time.Second
 
 // escalations is the dispatcher's table of the approvals whose steps it may fire.
 type escalations struct {
@@ -86,6 +90,15 @@ func (d *Dispatcher) escalate(k key, x *escalation, i int) {
 	e.wg.Add(1)
 	e.mu.Unlock()
 	defer e.wg.Done()
+	// failed waits a while after the store failed, and reports whether to try again.
+	failed := func() bool {
+		select {
+		case <-x.ctx.Done():
+			return false // ended, timed out, or closing
+		case <-time.After(storeRetry):
+			return true
+		}
+	}
 	for try := 0; try <= maxUpdateTries; try++ {
 		rec, err := d.store.Get(x.ctx, k.session, k.id)
 		switch {
@@ -93,8 +106,13 @@ func (d *Dispatcher) escalate(k key, x *escalation, i int) {
 			// Ended before this dispatcher armed it, or elsewhere, unseen.
 			d.disarmEscalation(k, x.rev)
 			return
-		case err != nil || rec.Tally.Escalated > i || !time.Now().Before(rec.ExpiresAt()):
-			return // the store failed, the step fired, or the timeout is ending it
+		case err != nil:
+			if !failed() {
+				return
+			}
+			continue
+		case rec.Tally.Escalated > i || !time.Now().Before(rec.ExpiresAt()):
+			return // the step fired, or the timeout is ending it
 		}
 		t := *rec.Tally
 		from := t.Escalated
@@ -108,7 +126,10 @@ func (d *Dispatcher) escalate(k key, x *escalation, i int) {
 		next.Tally, next.Approval = &t, &a
 		upd, ok, err := d.store.Update(x.ctx, next)
 		if err != nil {
-			return
+			if !failed() {
+				return
+			}
+			continue
 		}
 		if ok {
 			for s := from; s <= i; s++ {
