@@ -109,7 +109,7 @@ func (d *Dispatcher) decideCounted(ctx context.Context, rec store.Record, data w
 		if ok {
 			d.progressed(ctx, upd, dec)
 			if quorumMet(upd) {
-				if !d.endApproved(ctx, upd) {
+				if !d.endApproved(ctx, upd) && !d.endedApproved(ctx, upd) {
 					return wire.ErrNotPending
 				}
 				return nil
@@ -179,6 +179,14 @@ func (d *Dispatcher) endApproved(ctx context.Context, rec store.Record) bool {
 	}
 	rec.Decision = &dec
 	return d.endDecided(ctx, rec) == nil
+}
+
+// endedApproved reports whether rec's request, which another end has just ended, ended
+// approved: a decision that completed its quorum may see another dispatcher, or another
+// device's decision that read the quorum met, end it first; the approval still counted.
+func (d *Dispatcher) endedApproved(ctx context.Context, rec store.Record) bool {
+	cur, err := d.lookup(ctx, rec.Session, rec.RequestID())
+	return err == nil && cur.Rev == rec.Rev && (cur.Outcome == Approved || cur.Outcome == Edited)
 }
 
 // endDecided ends rec with the decision it holds, as a device's decision does.

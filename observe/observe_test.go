@@ -69,7 +69,7 @@ func TestJoin(t *testing.T) {
 
 // TestEventString: every event has its name.
 func TestEventString(t *testing.T) {
-	for e, want := range map[observe.Event]string{observe.Asked: "asked", observe.Failed: "failed", observe.Progressed: "progressed", 0: "Event(0)", observe.Progressed + 1: "Event(10)"} {
+	for e, want := range map[observe.Event]string{observe.Asked: "asked", observe.Failed: "failed", observe.Progressed: "progressed", observe.Escalated: "escalated", 0: "Event(0)", 99: "Event(99)"} {
 		if got := e.String(); got != want {
 			t.Errorf("%d: %q, want %q", int(e), got, want)
 		}
