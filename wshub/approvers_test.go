@@ -71,6 +71,23 @@ func (e *approversEnv) pending(s askuser.SessionID, id string) wire.ApprovalData
 }
 
 // progressed counts the Progressed observations so far.
+// aliceApprovedFirst asks dev's drop1 in session ops, connects alice and bob of dba, and
+// has alice approve it, the devices told: the call's result to come, the approval as
+// asked, and the two devices.
+func (e *approversEnv) aliceApprovedFirst() (<-chan askuser.ApprovalResult, wire.ApprovalData, *device, *device) {
+	s := askuser.StringSession("ops")
+	res := e.approve(dropCall(s, "dev"), nil)
+	ap := e.pending(s, "drop1")
+	alice := e.dial("ops&user=alice&groups=dba")
+	bob := e.dial("ops&user=bob&groups=dba")
+	alice.next(wire.EventApproval)
+	bob.next(wire.EventApproval)
+	decide(alice, "drop1", wire.DecisionApprove, ap.Digest, nil)
+	alice.next(wire.EventApprovalProgress)
+	bob.next(wire.EventApprovalProgress)
+	return res, ap, alice, bob
+}
+
 func (e *approversEnv) progressed() []observe.Audit {
 	e.obs.mu.Lock()
 	defer e.obs.mu.Unlock()
@@ -209,16 +226,7 @@ func TestQuorumTwoPeople(t *testing.T) {
 // TestQuorumDenial: one denial ends a quorum at once, whatever the approvals before it.
 func TestQuorumDenial(t *testing.T) {
 	e := newApproversEnv(t, dbaRule(2, false))
-	s := askuser.StringSession("ops")
-	res := e.approve(dropCall(s, "dev"), nil)
-	ap := e.pending(s, "drop1")
-	alice := e.dial("ops&user=alice&groups=dba")
-	bob := e.dial("ops&user=bob&groups=dba")
-	alice.next(wire.EventApproval)
-	bob.next(wire.EventApproval)
-	decide(alice, "drop1", wire.DecisionApprove, ap.Digest, nil)
-	alice.next(wire.EventApprovalProgress)
-	bob.next(wire.EventApprovalProgress)
+	res, ap, _, bob := e.aliceApprovedFirst()
 	bob.send(map[string]any{"type": wire.EventApprovalResult, "data": wire.ApprovalResultData{RequestID: "drop1", Decision: wire.DecisionDeny, Reason: "not today", Digest: ap.Digest}})
 	r := <-res
 	if r.Outcome != askuser.Denied || r.Decision.By != "bob" || r.Decision.Reason != "not today" {
@@ -234,16 +242,7 @@ func TestQuorumDenial(t *testing.T) {
 // runs with the edit once the quorum approves it.
 func TestQuorumEdit(t *testing.T) {
 	e := newApproversEnv(t, dbaRule(2, false))
-	s := askuser.StringSession("ops")
-	res := e.approve(dropCall(s, "dev"), nil)
-	ap := e.pending(s, "drop1")
-	alice := e.dial("ops&user=alice&groups=dba")
-	bob := e.dial("ops&user=bob&groups=dba")
-	alice.next(wire.EventApproval)
-	bob.next(wire.EventApproval)
-	decide(alice, "drop1", wire.DecisionApprove, ap.Digest, nil)
-	alice.next(wire.EventApprovalProgress)
-	bob.next(wire.EventApprovalProgress)
+	res, ap, alice, bob := e.aliceApprovedFirst()
 	decide(bob, "drop1", wire.DecisionEdit, ap.Digest, json.RawMessage(`{"db": "staging"}`))
 	var edited wire.ApprovalProgressData
 	for _, dv := range []*device{alice, bob} {
@@ -252,7 +251,7 @@ func TestQuorumEdit(t *testing.T) {
 			t.Fatalf("progress after the edit %+v; want bob's approval of the edited arguments", edited)
 		}
 	}
-	if got := e.pending(s, "drop1"); got.Digest != edited.Digest || string(got.Arguments) != `{"db":"staging"}` {
+	if got := e.pending(askuser.StringSession("ops"), "drop1"); got.Digest != edited.Digest || string(got.Arguments) != `{"db":"staging"}` {
 		t.Fatalf("pending after the edit %+v", got)
 	}
 	decide(alice, "drop1", wire.DecisionApprove, ap.Digest, nil) // what she saw before the edit
