@@ -61,6 +61,11 @@ type Options struct {
 	// NotifyAfter is how long a request waits unseen before it is given to the
 	// Notifier. Default 10 seconds.
 	NotifyAfter time.Duration
+	// SessionTitle, when set, names a session for people: the title a person's inbox
+	// lists the session's requests by ([wire.AskData.SessionTitle],
+	// [wire.ApprovalData.SessionTitle]), beside the session's id. It is called once per
+	// request, and must return quickly.
+	SessionTitle func(SessionID) string
 	// Observer, when set, is told of every call and request, for traces, metrics and
 	// logs: see [observe.Observer]. [observe.Log] logs to a [log/slog.Logger],
 	// [observe.Hooks] takes plain functions, and [observe.Join] combines them.
@@ -264,7 +269,7 @@ func (d *Dispatcher) ask(ctx context.Context, session SessionID, id string, req 
 	now := time.Now()
 	rec := store.Record{
 		Session: session,
-		Ask:     wire.AskData{RequestID: id, Questions: req.Questions, Metadata: req.Metadata, ExpiresAt: now.Add(d.opts.Timeout).UTC()},
+		Ask:     wire.AskData{RequestID: id, Questions: req.Questions, Metadata: req.Metadata, ExpiresAt: now.Add(d.opts.Timeout).UTC(), AskedAt: now.UTC(), SessionTitle: d.sessionTitle(session)},
 		AskedAt: now,
 	}
 	err := d.request(ctx, &rec, func(cur store.Record) bool { return cur.Approval == nil && sameQuestions(cur.Ask, req) })
@@ -573,4 +578,12 @@ func (in *inbound) Disconnected(session SessionID) { (*Dispatcher)(in).disconnec
 
 func (in *inbound) Lookup(ctx context.Context, session SessionID, id string) (store.Record, error) {
 	return (*Dispatcher)(in).lookup(ctx, session, id)
+}
+
+// sessionTitle returns what Options.SessionTitle calls session, or "".
+func (d *Dispatcher) sessionTitle(session SessionID) string {
+	if d.opts.SessionTitle == nil {
+		return ""
+	}
+	return d.opts.SessionTitle(session)
 }

@@ -121,6 +121,7 @@ func (d *Dispatcher) escalate(k key, x *escalation, i int) {
 		if a.Approvers == nil {
 			a.Approvers = &wire.ApproversData{}
 		}
+		a.Approvers.Users, a.Approvers.Groups = approversNow(&t)
 		a.Approvers.Names = approverNames(&t)
 		next := rec
 		next.Tally, next.Approval = &t, &a
@@ -147,7 +148,8 @@ func (d *Dispatcher) escalated(x *escalation, rec store.Record, s int) {
 	step := rec.Tally.Approvers.Escalate[s]
 	to := slices.Concat(step.Users, step.Groups)
 	a := rec.Approval
-	data := wire.ApprovalProgressData{RequestID: a.RequestID, Approved: a.Approvers.Approved, Digest: a.Digest, Names: a.Approvers.Names}
+	data := wire.ApprovalProgressData{RequestID: a.RequestID, Approved: a.Approvers.Approved, Digest: a.Digest,
+		Names: a.Approvers.Names, Users: a.Approvers.Users, Groups: a.Approvers.Groups}
 	if data.Approved == nil {
 		data.Approved = []string{}
 	}
@@ -170,8 +172,8 @@ func (d *Dispatcher) escalated(x *escalation, rec store.Record, s int) {
 	}()
 }
 
-// approverNames returns who may decide an approval of t now: its users, its groups,
-// then those of each step fired.
+// approverNames returns who may decide an approval of t now, for people to read: its
+// users, its groups, then those of each step fired.
 func approverNames(t *store.Tally) []string {
 	a := &t.Approvers
 	names := slices.Concat(a.Users, a.Groups)
@@ -183,6 +185,26 @@ func approverNames(t *store.Tally) []string {
 		}
 	}
 	return names
+}
+
+// approversNow returns who may decide an approval of t now: its users and its groups,
+// then those of each step fired.
+func approversNow(t *store.Tally) (users, groups []string) {
+	a := &t.Approvers
+	users, groups = slices.Clone(a.Users), slices.Clone(a.Groups)
+	for _, e := range a.Escalate[:min(t.Escalated, len(a.Escalate))] {
+		for _, n := range e.Users {
+			if !slices.Contains(users, n) {
+				users = append(users, n)
+			}
+		}
+		for _, n := range e.Groups {
+			if !slices.Contains(groups, n) {
+				groups = append(groups, n)
+			}
+		}
+	}
+	return users, groups
 }
 
 // disarmEscalation forgets the request of k and rev: it ended. Its notifiers still

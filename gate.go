@@ -242,14 +242,17 @@ func (d *Dispatcher) approve(ctx context.Context, call ToolCall, o *ApprovalOpti
 		approvers = d.policy.Approvers
 	}
 	data := &wire.ApprovalData{
-		RequestID: id,
-		Tool:      call.Name,
-		Arguments: shown,
-		Decisions: d.decisionsFor(rule, argsOK, approvers),
-		ExpiresAt: now.Add(d.opts.Timeout).UTC(),
+		RequestID:    id,
+		Tool:         call.Name,
+		Arguments:    shown,
+		Decisions:    d.decisionsFor(rule, argsOK, approvers),
+		ExpiresAt:    now.Add(d.opts.Timeout).UTC(),
+		AskedAt:      now.UTC(),
+		SessionTitle: d.sessionTitle(call.Session),
 	}
 	if approvers != nil {
-		data.Approvers = &wire.ApproversData{Names: slices.Concat(approvers.Users, approvers.Groups)}
+		data.Approvers = &wire.ApproversData{Names: slices.Concat(approvers.Users, approvers.Groups),
+			Users: slices.Clone(approvers.Users), Groups: slices.Clone(approvers.Groups)}
 		if approvers.Quorum > 1 {
 			data.Approvers.Quorum = approvers.Quorum
 		}
@@ -494,6 +497,7 @@ func cloneApproval(a wire.ApprovalData) wire.ApprovalData {
 	if a.Approvers != nil {
 		ap := *a.Approvers
 		ap.Names, ap.Approved = slices.Clone(ap.Names), slices.Clone(ap.Approved)
+		ap.Users, ap.Groups = slices.Clone(ap.Users), slices.Clone(ap.Groups)
 		a.Approvers = &ap
 	}
 	if a.Source != nil {

@@ -270,7 +270,7 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 			Approval: &wire.ApprovalData{
 				RequestID: "q1", Tool: "drop_database", Arguments: json.RawMessage(`{"db":"prod"}`), Decisions: []string{"approve", "deny", "edit"},
 				Digest: "d1", ExpiresAt: time.Now().Add(time.Minute).UTC().Truncate(time.Millisecond),
-				Approvers: &wire.ApproversData{Names: []string{"alice", "bob", "dba"}, Quorum: 2},
+				Approvers: &wire.ApproversData{Names: []string{"alice", "bob", "dba"}, Quorum: 2, Users: []string{"alice", "bob"}, Groups: []string{"dba"}},
 			},
 			AskedAt: at,
 			Tally: &store.Tally{Approvers: store.Approvers{Users: []string{"alice", "bob"}, Groups: []string{"dba"}, Quorum: 2, SeparateDuties: true,
@@ -282,7 +282,7 @@ func TestStore(t *testing.T, open func(t *testing.T) (a, b store.Store)) {
 		}
 		read, err := b.Get(ctx, s, "q1")
 		if err != nil || read.Tally == nil || fmt.Sprint(read.Tally.Approvers) != fmt.Sprint(approval.Tally.Approvers) || read.Tally.Requester != "carol" ||
-			fmt.Sprint(*read.Approval.Approvers) != "{[alice bob dba] 2 []}" || read.Tally.Version != 0 {
+			fmt.Sprint(*read.Approval.Approvers) != "{[alice bob dba] 2 [] [alice bob] [dba]}" || read.Tally.Version != 0 {
 			t.Fatalf("Get = %+v, %v; want the approvers, their escalation, the requester and the version that Put recorded", read, err)
 		}
 		if _, ok, err := b.Update(ctx, func() store.Record { r := read; r.Session = session(); return r }()); ok || err != nil {

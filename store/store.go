@@ -260,7 +260,7 @@ func (r Record) ResolvedEvent() (wire.Event, error) {
 	}
 	data := wire.ApprovalResolvedData{RequestID: r.Approval.RequestID, Outcome: r.Outcome}
 	if dec := r.Decision; dec != nil {
-		data.Reason, data.Arguments = dec.Reason, dec.Arguments
+		data.Reason, data.Arguments, data.By, data.At = dec.Reason, dec.Arguments, dec.By, dec.At.UTC()
 		if dec.Grant != nil {
 			data.Grant = dec.Grant.Covers
 		}

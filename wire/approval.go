@@ -81,6 +81,10 @@ type ApprovalData struct {
 	// Approvers says who may decide, when the host named them, and how many must
 	// approve; nil when anyone of the session decides, the first decision ending it.
 	Approvers *ApproversData `json:"approvers,omitempty"`
+	// AskedAt is when the approval was asked, and SessionTitle what the host calls its
+	// session (askuser.Options.SessionTitle): what a person's inbox lists it by.
+	AskedAt      time.Time `json:"askedAt,omitzero"`
+	SessionTitle string    `json:"sessionTitle,omitempty"`
 }
 
 // ApproversData is who may decide an approval, how many must approve it, and who has.
@@ -95,6 +99,13 @@ type ApproversData struct {
 	// Approved names who has approved so far, on these arguments, in order; an edit
 	// starts it again. Only approvals that count are listed.
 	Approved []string `json:"approved,omitempty"`
+	// Users and Groups are Names apart: the people who may decide, and the groups whose
+	// members may, escalation steps fired included. A device connected as a person
+	// (see [InboxData]) shows the decision controls when its person is among Users or
+	// in one of Groups, and the approval read-only otherwise. A transport also gives
+	// the approval to these people's devices, whatever their sessions.
+	Users  []string `json:"users,omitempty"`
+	Groups []string `json:"groups,omitempty"`
 }
 
 // ApprovalProgressData is the data of an [EventApprovalProgress]: an approval recorded
@@ -110,8 +121,10 @@ type ApprovalProgressData struct {
 	// them; absent otherwise.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Names are the approvers now, as [ApproversData.Names], given when an escalation
-	// step added people who may decide too; absent otherwise.
-	Names []string `json:"names,omitempty"`
+	// step added people who may decide too, with Users and Groups; absent otherwise.
+	Names  []string `json:"names,omitempty"`
+	Users  []string `json:"users,omitempty"`
+	Groups []string `json:"groups,omitempty"`
 }
 
 // ToolSource says whose tool an approval is for when the tool is not the host's own: an
@@ -157,6 +170,10 @@ type ApprovalResolvedData struct {
 	Reason string `json:"reason,omitempty"`
 	// Arguments are the arguments the tool runs with, when the person edited them.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// By is who decided, when a person did and the transport named them; At is when the
+	// approval ended.
+	By string    `json:"by,omitempty"`
+	At time.Time `json:"at,omitzero"`
 }
 
 // approvalResolvedWire is ApprovalResolvedData as it is on the wire, the outcome by its
@@ -167,6 +184,8 @@ type approvalResolvedWire struct {
 	Grant     string          `json:"grant,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	By        string          `json:"by,omitempty"`
+	At        time.Time       `json:"at,omitzero"`
 }
 
 // MarshalJSON encodes r with the outcome's name in tool_approval_resolved, which for
@@ -176,7 +195,7 @@ func (r ApprovalResolvedData) MarshalJSON() ([]byte, error) {
 	if name == "" {
 		return nil, fmt.Errorf("outcome: %v is not an outcome of an approval", r.Outcome)
 	}
-	return jsonx.Marshal(approvalResolvedWire{RequestID: r.RequestID, Outcome: name, Grant: r.Grant, Reason: r.Reason, Arguments: r.Arguments})
+	return jsonx.Marshal(approvalResolvedWire{RequestID: r.RequestID, Outcome: name, Grant: r.Grant, Reason: r.Reason, Arguments: r.Arguments, By: r.By, At: r.At})
 }
 
 // UnmarshalJSON decodes r, reading the outcome by its name in tool_approval_resolved.
@@ -187,7 +206,7 @@ func (r *ApprovalResolvedData) UnmarshalJSON(b []byte) error {
 	}
 	for o := Answered; o <= Denied; o++ {
 		if name := o.approvalName(); name != "" && name == w.Outcome {
-			*r = ApprovalResolvedData{RequestID: w.RequestID, Outcome: o, Grant: w.Grant, Reason: w.Reason, Arguments: w.Arguments}
+			*r = ApprovalResolvedData{RequestID: w.RequestID, Outcome: o, Grant: w.Grant, Reason: w.Reason, Arguments: w.Arguments, By: w.By, At: w.At}
 			return nil
 		}
 	}

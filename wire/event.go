@@ -40,6 +40,10 @@ type AskData struct {
 	Metadata  json.RawMessage `json:"metadata,omitempty"`
 	// ExpiresAt is when the question times out, so that a client can show a countdown.
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+	// AskedAt is when the question set was asked, and SessionTitle what the host calls
+	// its session (askuser.Options.SessionTitle): what a person's inbox lists it by.
+	AskedAt      time.Time `json:"askedAt,omitzero"`
+	SessionTitle string    `json:"sessionTitle,omitempty"`
 }
 
 // ResultData is the data of an [EventResult]: a device's answers, or its decline.

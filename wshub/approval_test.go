@@ -42,6 +42,9 @@ func TestApprovalsOverTheHub(t *testing.T) {
 	}
 
 	dv := e.dial("ops&user=bob")
+	if in := decode[wire.InboxData](t, dv.next(wire.EventInbox)); in.User != "user-bob" || len(in.Decided) != 0 {
+		t.Fatalf("first the inbox event, naming the person, got %+v", in)
+	}
 	if a := decode[wire.AskData](t, dv.next(wire.EventAsk)); a.RequestID != "q1" {
 		t.Fatalf("first the question set, got %+v", a)
 	}
@@ -50,6 +53,7 @@ func TestApprovalsOverTheHub(t *testing.T) {
 		t.Fatalf("then the approval, got %+v", ap)
 	}
 	other := e.dial("ops&user=carol")
+	other.next(wire.EventInbox)
 	other.next(wire.EventAsk)
 	other.next(wire.EventApproval)
 

@@ -46,6 +46,29 @@ func newApproversEnvWith(t *testing.T, o *askuser.Options) *approversEnv {
 	return &approversEnv{env: e, obs: obs, audits: audits}
 }
 
+// dial connects a device as the person its query names, and reads the inbox event the
+// hub sends such a device first, checking it names the person.
+func (e *approversEnv) dial(q string) *device {
+	e.t.Helper()
+	dv := e.env.dial(q)
+	if want := queryValue(q, "user"); want != "" {
+		if in := decode[wire.InboxData](e.t, dv.next(wire.EventInbox)); in.User != want {
+			e.t.Fatalf("inbox event names %q; want %q", in.User, want)
+		}
+	}
+	return dv
+}
+
+// queryValue returns the value of name in q, a query without its leading session name.
+func queryValue(q, name string) string {
+	for _, kv := range strings.Split(q, "&") {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // approve makes the call in the background; its result comes on the channel.
 func (e *approversEnv) approve(call askuser.ToolCall, o *askuser.ApprovalOptions) <-chan askuser.ApprovalResult {
 	ch := make(chan askuser.ApprovalResult, 1)
@@ -130,7 +153,7 @@ func TestNotApproverRefused(t *testing.T) {
 	s := askuser.StringSession("ops")
 	res := e.approve(dropCall(s, "dev"), nil)
 	ap := e.pending(s, "drop1")
-	if ap.Approvers == nil || fmt.Sprint(*ap.Approvers) != "{[alice dba] 0 []}" {
+	if ap.Approvers == nil || fmt.Sprint(*ap.Approvers) != "{[alice dba] 0 [] [alice] [dba]}" {
 		t.Fatalf("approval shows approvers %+v; want alice and dba, one approval", ap.Approvers)
 	}
 	dev := e.dial("ops&user=dev&groups=web,ops")
@@ -167,7 +190,7 @@ func TestQuorumTwoPeople(t *testing.T) {
 	s := askuser.StringSession("ops")
 	res := e.approve(dropCall(s, "dev"), nil)
 	ap := e.pending(s, "drop1")
-	if ap.Approvers == nil || fmt.Sprint(*ap.Approvers) != "{[dba] 2 []}" || fmt.Sprint(ap.Decisions) != "[approve deny edit]" {
+	if ap.Approvers == nil || fmt.Sprint(*ap.Approvers) != "{[dba] 2 [] [] [dba]}" || fmt.Sprint(ap.Decisions) != "[approve deny edit]" {
 		t.Fatalf("approval %+v; want a quorum of 2 of dba, without \"always\"", ap)
 	}
 	dev := e.dial("ops&user=dev")
@@ -201,7 +224,7 @@ func TestQuorumTwoPeople(t *testing.T) {
 		t.Fatalf("%d approvals observed, want 1", n)
 	}
 	bob := e.dial("ops&user=bob&groups=dba")
-	if late := decode[wire.ApprovalData](t, bob.next(wire.EventApproval)); late.Approvers == nil || fmt.Sprint(*late.Approvers) != "{[dba] 2 [alice]}" {
+	if late := decode[wire.ApprovalData](t, bob.next(wire.EventApproval)); late.Approvers == nil || fmt.Sprint(*late.Approvers) != "{[dba] 2 [alice] [] [dba]}" {
 		t.Fatalf("a device joining is shown %+v; want alice's approval of 2", late)
 	}
 	decide(bob, "drop1", wire.DecisionApprove, ap.Digest, nil)

@@ -90,10 +90,14 @@ type pendingAsk struct {
 	session  askuser.SessionID
 	ask      wire.AskData
 	approval *wire.ApprovalData
+	inbox    *wire.InboxData // the inbox event instead, when set
 }
 
 // event encodes the request's ask event.
 func (p *pendingAsk) event() (wire.Event, error) {
+	if p.inbox != nil {
+		return wire.NewEvent(wire.EventInbox, p.session, p.inbox)
+	}
 	if p.approval != nil {
 		return wire.NewEvent(wire.EventApproval, p.session, p.approval)
 	}
@@ -499,6 +503,9 @@ func (c *Conn) handle(msg []byte) bool {
 	// The request id only labels a refusal, and finding it decodes the data again: it is
 	// looked up only for one.
 	session, err := c.authorize(ev.SessionID)
+	if err != nil && ev.Type == wire.EventApprovalResult && c.hub.routed(c, ev) {
+		session, err = ev.SessionID, nil
+	}
 	if err != nil {
 		s := ev.SessionID
 		if s.IsZero() {
@@ -528,6 +535,22 @@ func (c *Conn) handle(msg []byte) bool {
 		return false
 	}
 	return true
+}
+
+// give queues b, an event of the request key (when tracked) for c, unless c was given
+// the request's ask already and b is that ask. hub.mu is held.
+func (c *Conn) give(key askKey, b []byte, tracked, resolved bool) {
+	switch {
+	case !tracked:
+	case resolved:
+		delete(c.asked, key)
+	default:
+		if _, dup := c.asked[key]; dup {
+			return
+		}
+		c.asked[key] = struct{}{}
+	}
+	c.enqueue(b) // a connection too slow for it is cut off, without I/O here
 }
 
 // mayAct reports whether a link's connection may send ev: an answer or a decision of its

@@ -90,7 +90,7 @@ func TestEscalation(t *testing.T) {
 		t.Fatalf("notice %+v; want one for the lead", n)
 	}
 	late := e.dial("ops&user=bob&groups=dba")
-	if a := decode[wire.ApprovalData](t, late.next(wire.EventApproval)); a.Approvers == nil || fmt.Sprint(*a.Approvers) != "{[dba lead] 2 [alice]}" {
+	if a := decode[wire.ApprovalData](t, late.next(wire.EventApproval)); a.Approvers == nil || fmt.Sprint(*a.Approvers) != "{[dba lead] 2 [alice] [lead] [dba]}" {
 		t.Fatalf("a device joining is shown %+v; want the lead among the approvers", a.Approvers)
 	}
 	decide(lead, "drop1", wire.DecisionApprove, ap.Digest, nil)

@@ -3,6 +3,7 @@ package wshub
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -162,6 +163,12 @@ type Hub struct {
 	// seen is, for a session with no visible connection now, when it last had one: the
 	// memory behind WatchedSince.
 	seen map[askuser.SessionID]time.Time
+	// approvals are the pending approvals the hub has carried the ask of, and decided
+	// those ended lately, oldest first (inbox.go); people are the connections with a
+	// user, to whom approvals are routed.
+	approvals map[askKey]*approvalInfo
+	decided   []approvalInfo
+	people    map[*Conn]struct{}
 	// wg counts the requests being served, from before Authorize until each connection
 	// has fully ended, so that Close can wait for them.
 	wg sync.WaitGroup
@@ -360,6 +367,13 @@ func (h *Hub) join(c *Conn) bool {
 		m[c] = struct{}{}
 	}
 	var replay []pendingAsk
+	if c.user != "" && c.only == "" {
+		replay = append(replay, pendingAsk{session: c.sessions[0], inbox: h.inboxDataLocked(c)})
+		if h.people == nil {
+			h.people = make(map[*Conn]struct{})
+		}
+		h.people[c] = struct{}{}
+	}
 	for _, s := range c.sessions {
 		for _, a := range h.in.Pending(s) {
 			if c.only == "" || c.only == a.RequestID {
@@ -374,6 +388,7 @@ func (h *Hub) join(c *Conn) bool {
 			}
 		}
 	}
+	replay = h.routedReplayLocked(c, replay)
 	if replay != nil {
 		c.qmu.Lock()
 		c.replay = replay
@@ -406,6 +421,7 @@ func (h *Hub) leave(c *Conn) {
 	if !c.hidden {
 		h.sawLocked(c)
 	}
+	delete(h.people, c)
 	for _, s := range c.sessions {
 		m := h.sessions[s]
 		if _, ok := m[c]; !ok {
@@ -429,9 +445,14 @@ func (h *Hub) leave(c *Conn) {
 // [wire.Transport]. The event is encoded once. Send never waits for a connection: one
 // whose queue is full is dropped. A connection already given the ask of a request (a
 // question set's or an approval's, by an earlier Send, or as a request pending when it
-// joined) is not given it again until its resolution has been sent. A session with no connection is not an error. After
-// [Hub.Close], Send returns [wire.ErrTransportClosed]. ctx is not used, since Send
-// never blocks.
+// joined) is not given it again until its resolution has been sent. A session with no
+// connection is not an error. After [Hub.Close], Send returns [wire.ErrTransportClosed].
+// ctx is not used, since Send never blocks.
+//
+// An approval whose approvers name people or groups ([wire.ApproversData.Users] and
+// Groups) also goes, with its progress and resolution, to every connection of those
+// people ([Access.User], [Access.Groups]), whatever its sessions; such a connection may
+// decide it. An escalation step's progress gives the approval to the people it adds.
 func (h *Hub) Send(ctx context.Context, ev wire.Event) error {
 	b, err := ev.Encode()
 	if err != nil {
@@ -440,32 +461,92 @@ func (h *Hub) Send(ctx context.Context, ev wire.Event) error {
 	var key askKey
 	resolved := ev.Type == wire.EventResolved || ev.Type == wire.EventApprovalResolved
 	tracked := resolved || ev.Type == wire.EventAsk || ev.Type == wire.EventApproval
-	if tracked {
+	approval := ev.Type == wire.EventApproval || ev.Type == wire.EventApprovalProgress || ev.Type == wire.EventApprovalResolved
+	var fields approvalFields
+	if tracked || approval {
 		key = askKey{ev.SessionID, ev.RequestID()}
 	}
+	if approval {
+		_ = json.Unmarshal(ev.Data, &fields) // what does not read is kept as nothing
+	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.closed {
-		h.mu.Unlock()
 		return wire.ErrTransportClosed
+	}
+	var routed *approvalInfo
+	if approval {
+		routed = h.noteApprovalLocked(key, ev.Type, fields)
 	}
 	for c := range h.sessions[ev.SessionID] {
 		if c.only != "" && (!tracked || key.id != c.only) {
 			continue // a link's connection: its request's events alone
 		}
+		c.give(key, b, tracked, resolved)
+	}
+	if routed == nil || (routed.users == nil && routed.groups == nil) {
+		return nil
+	}
+	for c := range h.people {
+		if slices.Contains(c.sessions, ev.SessionID) || !routed.routedTo(c) {
+			continue // given it above, or not theirs
+		}
+		_, asked := c.asked[key]
 		switch {
-		case !tracked:
-		case resolved:
-			delete(c.asked, key)
-		default:
-			if _, dup := c.asked[key]; dup {
+		case resolved && !asked:
+			continue
+		case ev.Type == wire.EventApprovalProgress && !asked:
+			// An escalation step reached this person: the approval first.
+			a := h.pendingApprovalLocked(key)
+			if a == nil {
 				continue
 			}
-			c.asked[key] = struct{}{}
+			ask, err := wire.NewEvent(wire.EventApproval, key.session, a)
+			if err != nil {
+				continue
+			}
+			ab, err := ask.Encode()
+			if err != nil {
+				continue
+			}
+			c.give(key, ab, true, false)
 		}
-		c.enqueue(b) // a connection too slow for it is cut off, without I/O here
+		c.give(key, b, tracked, resolved)
 	}
-	h.mu.Unlock()
 	return nil
+}
+
+// pendingApprovalLocked returns the pending approval of key, as the Inbound has it; nil
+// when it is not pending. h.mu is held.
+func (h *Hub) pendingApprovalLocked(key askKey) *wire.ApprovalData {
+	for _, a := range h.in.PendingApprovals(key.session) {
+		if a.RequestID == key.id {
+			return &a
+		}
+	}
+	return nil
+}
+
+// routedReplayLocked adds to replay, the requests a joining c is shown, the pending
+// approvals routed to its person from sessions not its own. h.mu is held.
+func (h *Hub) routedReplayLocked(c *Conn, replay []pendingAsk) []pendingAsk {
+	if c.user == "" || c.only != "" {
+		return replay
+	}
+	var keys []askKey
+	for k, a := range h.approvals {
+		if !slices.Contains(c.sessions, k.session) && a.routedTo(c) {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(x, y askKey) int { return h.approvals[x].entry.AskedAt.Compare(h.approvals[y].entry.AskedAt) })
+	for _, k := range keys {
+		if a := h.pendingApprovalLocked(k); a != nil {
+			replay = append(replay, pendingAsk{session: k.session, approval: a})
+			c.asked[k] = struct{}{}
+		}
+	}
+	return replay
 }
 
 // setVisible records whether c's page is visible to its person (a device's
