@@ -44,6 +44,8 @@ var panelParts = []string{
 	"approvalforms.js",
 	"approvalcard.js",
 	"approvals.js",
+	"inboxtext.js",
+	"inbox.js",
 	"panel.js",
 	"attention.js",
 	"connect.js",

@@ -196,6 +196,7 @@ func TestPanelTextsInBothLanguages(t *testing.T) {
 	for _, c := range []struct{ part, en, zh string }{
 		{"text.js", "\n  en: {\n", "\n  zh: {\n"},
 		{"approvaltext.js", "\n  add(tables.en, {\n", "\n  add(tables.zh, {\n"},
+		{"inboxtext.js", "\n  add(tables.en, {\n", "\n  add(tables.zh, {\n"},
 	} {
 		_, src, _ := strings.Cut(partFile(t, c.part), c.en)
 		en, zh, ok := strings.Cut(src, c.zh)

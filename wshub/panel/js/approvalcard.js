@@ -36,6 +36,12 @@ function buildApprovalCard(a, ctx) {
   tool.setAttribute("data-testid", "approval-tool");
   toolLine.appendChild(tool);
   node.appendChild(toolLine);
+  // The session it is of, by the host's title, once the panel knows its person: its
+  // stack may then hold approvals of other sessions, routed to them.
+  var sessionLine = el("p", "askuser-approval-session");
+  sessionLine.setAttribute("data-testid", "approval-session");
+  sessionLine.hidden = true;
+  node.appendChild(sessionLine);
   if (a.source) {
     node.appendChild(buildSource(a.source, S));
   }
@@ -52,6 +58,11 @@ function buildApprovalCard(a, ctx) {
   progress.setAttribute("data-testid", "approval-progress");
   progress.hidden = true;
   node.appendChild(progress);
+  // Why a card of someone else's approval has no decisions.
+  var readOnly = el("p", "askuser-approval-readonly", S.approvalReadOnly);
+  readOnly.setAttribute("data-testid", "approval-readonly");
+  readOnly.hidden = true;
+  node.appendChild(readOnly);
 
   // The arguments, in a box of their own that scrolls: reachable by keyboard and named.
   var args = el("div", "askuser-approval-args");
@@ -162,9 +173,15 @@ function buildApprovalCard(a, ctx) {
     node.setAttribute("data-state", a.gone ? "gone" : a.sending ? "sending" : "pending");
     node.setAttribute("data-mode", a.mode || "decide");
     node.setAttribute("aria-busy", a.sending ? "true" : "false");
-    actions.hidden = a.mode !== "" && !a.gone;
+    node.setAttribute("data-readonly", a.readOnly ? "true" : "false");
+    readOnly.hidden = !a.readOnly || a.gone;
+    var title = clean(a.sessionTitle || sessionText(a.session));
+    sessionLine.hidden = !a.showSession || title === "";
+    sessionLine.textContent = title === "" ? "" : S.approvalSession(title);
+    sessionLine.dir = "auto";
+    actions.hidden = (a.mode !== "" || a.readOnly) && !a.gone;
     Object.keys(buttons).forEach(function (d) {
-      buttons[d].hidden = a.gone;
+      buttons[d].hidden = a.gone || a.readOnly;
       buttons[d].setAttribute("aria-disabled", locked || !connected ? "true" : "false");
     });
     dismiss.hidden = !a.gone;

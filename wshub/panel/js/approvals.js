@@ -36,9 +36,12 @@ function decidedAs(decision, outcome, grant) {
 /**
  * createApprovals makes the stack and puts it in parent before next. ctx: {S, send(ev)
  * (false when it could not), say(text), now(), autoFocus, drafts, connected,
- * replyTimeout, focusQuestions() (true when a question set took the focus)}. Returns
- * {node, handle(ev), error(data), setConnected(on), ids(), owns(node), clear(),
- * destroy()}; handle and error report whether the event was the stack's.
+ * replyTimeout, focusQuestions() (true when a question set took the focus), person()
+ * (who the panel is connected as, or null), changed() (a card went)}. Returns {node,
+ * handle(ev), error(data), setConnected(on), ids(), pending(), info(requestId),
+ * refreshAll(), focus(requestId), owns(node), clear(), destroy()}; handle and error
+ * report whether the event was the stack's. A card whose approvers do not name the
+ * person is read-only: it shows who it waits for, without the decisions.
  */
 function createApprovals(parent, next, ctx) {
   var S = ctx.S;
@@ -54,8 +57,22 @@ function createApprovals(parent, next, ctx) {
   var countdown = createCountdown(function () { return Array.from(cards.values()); },
     {timeLeft: S.timeLeft, timeUp: S.timeUp, timeLeftSpoken: S.approvalTimeLeftSpoken}, ctx.now, ctx.say);
 
+  // refresh shows entry as it is now; an approval whose approvers (after an escalation
+  // step, or once the panel learns who it is connected as) now name the person becomes
+  // one they decide, and says so.
   function refresh(entry) {
+    var a = entry.set;
+    var person = ctx.person ? ctx.person() : null;
+    var was = a.readOnly;
+    a.readOnly = !a.mayDecide(person);
+    if (a.readOnly) {
+      a.mode = "";
+    }
+    a.showSession = !!person;
     entry.view.update(connected);
+    if (was && !a.readOnly && !a.gone) {
+      ctx.say(S.approvalNowYours(clean(a.tool)));
+    }
   }
 
   function shouldFocus() {
@@ -173,6 +190,7 @@ function createApprovals(parent, next, ctx) {
       a0.expiresAt = data.expiresAt ? Date.parse(str(data.expiresAt)) : NaN;
       a0.digest = str(data.digest) || a0.digest;
       a0.approvers = approversOf(data.approvers);
+      a0.sessionTitle = str(data.sessionTitle) || a0.sessionTitle;
       if (a0.gone) {
         a0.gone = false;
         a0.error = null;
@@ -185,7 +203,7 @@ function createApprovals(parent, next, ctx) {
     forget(data.requestId);
     var a = new Approval(data, sessionOf(ev));
     a.restore(ctx.drafts.load(a.requestId));
-    var entry = {set: a, view: null, announced: {}, replyTimer: null, hadFocus: false};
+    var entry = {set: a, view: null, announced: {}, replyTimer: null, hadFocus: false, arrived: ctx.now()};
     entry.view = buildApprovalCard(a, {
       S: S,
       onDecide: function (d) { decide(entry, d); },
@@ -207,7 +225,7 @@ function createApprovals(parent, next, ctx) {
     stack.appendChild(entry.view.node);
     refresh(entry);
     countdown.tick();
-    ctx.say(S.approvalAsked(clean(a.tool)));
+    ctx.say(a.readOnly ? S.approvalAskedReadOnly(clean(a.tool)) : S.approvalAsked(clean(a.tool)));
     if (focus) {
       afterPaint(function () {
         if (cards.get(a.requestId) === entry && !a.gone && !a.sending && shouldFocus()) {
@@ -228,7 +246,11 @@ function createApprovals(parent, next, ctx) {
     }
     var a = entry.set;
     if (a.approvers && Array.isArray(data.names)) {
-      a.approvers.names = data.names.map(str).filter(function (n) { return n !== ""; });
+      // An escalation step: the approvers now, who may make this card one to decide.
+      var step = approversOf({names: data.names, users: data.users, groups: data.groups});
+      a.approvers.names = step.names;
+      a.approvers.users = step.users;
+      a.approvers.groups = step.groups;
     }
     if (data.arguments !== undefined && a.data) {
       var next = {};
@@ -240,7 +262,8 @@ function createApprovals(parent, next, ctx) {
       next.arguments = data.arguments;
       next.argumentsInvalid = false;
       next.digest = data.digest;
-      next.approvers = {names: a.approvers ? a.approvers.names : [], quorum: a.approvers ? a.approvers.quorum : 1, approved: data.approved};
+      next.approvers = a.approvers ? {names: a.approvers.names, users: a.approvers.users, groups: a.approvers.groups,
+        quorum: a.approvers.quorum, approved: data.approved} : {names: [], quorum: 1, approved: data.approved};
       if (typeof data.rawArguments === "string") {
         Object.defineProperty(next, "rawArguments", {value: data.rawArguments, enumerable: false, configurable: true});
       }
@@ -370,6 +393,9 @@ function createApprovals(parent, next, ctx) {
       }
     }
     countdown.tick();
+    if (ctx.changed) {
+      ctx.changed();
+    }
   }
 
   // error shows a refusal in the card it names.
@@ -400,6 +426,12 @@ function createApprovals(parent, next, ctx) {
     }
     setSending(entry, "");
     return true;
+  }
+
+  function infoOf(entry) {
+    var a = entry.set;
+    return {requestId: a.requestId, session: a.session, sessionTitle: a.sessionTitle, tool: a.tool,
+      askedAt: isNaN(a.askedAt) ? entry.arrived : a.askedAt, readOnly: a.readOnly};
   }
 
   function onKey(e) {
@@ -478,6 +510,33 @@ function createApprovals(parent, next, ctx) {
       });
     },
     ids: function () { return Array.from(cards.keys()); },
+    // pending lists the approvals still open, as {requestId, session, sessionTitle, tool,
+    // askedAt, readOnly}, oldest first; info is one of them, by request id, or null.
+    pending: function () {
+      var out = [];
+      cards.forEach(function (entry) {
+        if (!entry.set.gone) {
+          out.push(infoOf(entry));
+        }
+      });
+      return out;
+    },
+    info: function (requestId) {
+      var entry = cards.get(requestId);
+      return entry ? infoOf(entry) : null;
+    },
+    // refreshAll shows every card again: the panel has learnt who it is connected as.
+    refreshAll: function () {
+      cards.forEach(refresh);
+    },
+    // focus focuses the card of requestId; false when there is none.
+    focus: function (requestId) {
+      var entry = cards.get(requestId);
+      if (entry) {
+        entry.view.focus();
+      }
+      return !!entry;
+    },
     owns: function (node) { return stack.contains(node); },
     clear: clear,
     destroy: function () {

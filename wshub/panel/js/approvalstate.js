@@ -27,6 +27,9 @@ function Approval(data, session) {
   this.gone = false; // the server no longer has it
   this.error = null; // {message, problems} of a refusal not about an edit
   this.refused = null; // the problems of the server's refusal of an edit
+  // readOnly says that the person the panel is connected as is not among the approvers:
+  // the card shows who it waits for, without the decisions (set by the stack).
+  this.readOnly = false;
 }
 
 // update takes the event's data: the same approval may be sent again (a reconnect), with
@@ -44,6 +47,8 @@ Approval.prototype.update = function (data) {
   this.reasons = (Array.isArray(data.reasons) ? data.reasons : []).map(str).filter(function (r) { return r !== ""; });
   this.digest = str(data.digest);
   this.approvers = approversOf(data.approvers);
+  this.sessionTitle = str(data.sessionTitle);
+  this.askedAt = data.askedAt ? Date.parse(str(data.askedAt)) : NaN;
   this.expiresAt = data.expiresAt ? Date.parse(str(data.expiresAt)) : NaN;
   this.invalid = data.argumentsInvalid === true;
   // text is the arguments as the model wrote them: its text when it is not JSON, else
@@ -62,7 +67,19 @@ Approval.prototype.update = function (data) {
 };
 
 Approval.prototype.offers = function (decision) {
-  return this.decisions.indexOf(decision) >= 0;
+  return !this.readOnly && this.decisions.indexOf(decision) >= 0;
+};
+
+// mayDecide reports whether person ({user, groups}, from the inbox event; null when the
+// panel does not know who it is connected as) may decide: the approvers name no users
+// or groups, or name the person or one of their groups.
+Approval.prototype.mayDecide = function (person) {
+  var ap = this.approvers;
+  if (!person || !ap || (ap.users.length === 0 && ap.groups.length === 0)) {
+    return true;
+  }
+  return ap.users.indexOf(person.user) >= 0 ||
+    person.groups.some(function (g) { return ap.groups.indexOf(g) >= 0; });
 };
 
 // checkEdit reads the edit: {node} when it is valid JSON that fits the schema as far as
@@ -139,7 +156,8 @@ var HINTS = ["readOnly", "destructive", "idempotent", "openWorld"];
 // sourceOf reads the source of a tool that is not the host's own (an MCP server's):
 // {server, trusted, title, hints: [{name, value}]}, or null.
 // approversOf reads who may decide, how many must approve and who has (approvers in
-// tool_approval): {names, quorum, approved}, or null when anyone of the session decides.
+// tool_approval): {names, quorum, approved, users, groups}, or null when anyone of the
+// session decides.
 function approversOf(ap) {
   if (!ap || typeof ap !== "object") {
     return null;
@@ -148,7 +166,7 @@ function approversOf(ap) {
     return (Array.isArray(list) ? list : []).map(str).filter(function (n) { return n !== ""; });
   }
   var q = typeof ap.quorum === "number" && isFinite(ap.quorum) ? Math.max(1, Math.floor(ap.quorum)) : 1;
-  return {names: names(ap.names), quorum: q, approved: names(ap.approved)};
+  return {names: names(ap.names), quorum: q, approved: names(ap.approved), users: names(ap.users), groups: names(ap.groups)};
 }
 
 function sourceOf(src) {

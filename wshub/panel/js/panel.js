@@ -1,8 +1,9 @@
 // createPanel: the sets and approvals of a session, kept in step with the events.
 //
 // Every pending question set of a session, and below them its pending approvals, kept in
-// step with the events it is given. It ties the parts before it together and sends
-// answers and decisions through options.send.
+// step with the events it is given; once the hub names the person it is connected as,
+// their inbox beside them. It ties the parts before it together and sends answers and
+// decisions through options.send.
 //
 // Exports: createPanel.
 
@@ -66,6 +67,8 @@ function createPanel(options) {
     drafts: drafts,
     connected: connected,
     replyTimeout: REPLY_TIMEOUT_MS,
+    person: function () { return inbox.person(); },
+    changed: function () { changed(); },
     focusQuestions: function () {
       var first = sets.values().next().value;
       if (first) {
@@ -74,6 +77,66 @@ function createPanel(options) {
       return !!first;
     }
   });
+
+  // The inbox, between the banner and the sets: shown once the inbox event names the
+  // person.
+  var inbox = createInbox(rootEl, listEl, {
+    S: S,
+    now: now,
+    items: inboxItems,
+    onSelect: selectRequest,
+    onToggle: syncView
+  });
+
+  // inboxItems lists the pending requests the panel holds, for the inbox.
+  function inboxItems() {
+    var out = [];
+    sets.forEach(function (entry) {
+      var set = entry.set;
+      if (!set.gone) {
+        out.push({kind: "question", requestId: set.requestId, session: set.session, sessionTitle: set.sessionTitle,
+          what: set.questions.length ? set.questions[0].name : "", askedAt: isNaN(set.askedAt) ? entry.arrived : set.askedAt,
+          readOnly: false});
+      }
+    });
+    approvals.pending().forEach(function (a) {
+      out.push({kind: "approval", requestId: a.requestId, session: a.session, sessionTitle: a.sessionTitle,
+        what: a.tool, askedAt: a.askedAt, readOnly: a.readOnly});
+    });
+    return out;
+  }
+
+  // syncView shows, while the inbox is open, only the request picked in it (and the
+  // note it leaves when it ends).
+  function syncView() {
+    rootEl.classList.toggle("askuser-inbox-open", inbox.isOpen());
+    var chosen = inbox.selected();
+    [listEl, approvals.node].forEach(function (box) {
+      Array.prototype.forEach.call(box.children, function (n) {
+        n.classList.toggle("askuser-selected", !!chosen && n.getAttribute("data-request-id") === chosen.requestId);
+      });
+    });
+  }
+
+  function changed() {
+    inbox.render();
+    syncView();
+  }
+
+  // selectRequest shows the request picked in the inbox, and gives it the focus.
+  function selectRequest(item) {
+    syncView();
+    var entry = item.kind === "question" ? sets.get(item.requestId) : null;
+    if (entry) {
+      focusSet(entry);
+    } else {
+      approvals.focus(item.requestId);
+    }
+    var node = entry ? entry.view.form : approvals.node.querySelector(".askuser-selected");
+    if (node && node.scrollIntoView) {
+      node.scrollIntoView({block: "nearest"});
+    }
+  }
 
   function updateBanner() {
     banner.hidden = connected || (sets.size === 0 && approvals.ids().length === 0);
@@ -213,7 +276,7 @@ function createPanel(options) {
     notes.forget(data.requestId); // asked again after it ended: a host may retry an id
     var set = new QuestionSet(data, sessionOf(ev));
     set.restore(drafts.load(set.requestId));
-    var entry = {set: set, view: null, replyTimer: null, announced: {}, hadFocus: false};
+    var entry = {set: set, view: null, replyTimer: null, announced: {}, hadFocus: false, arrived: now()};
     entry.view = buildSetView(set, {
       S: S,
       maxCustomInput: maxCustomInput,
@@ -279,6 +342,7 @@ function createPanel(options) {
     }
     updateBanner();
     countdown.tick();
+    changed();
   }
 
   // errorFor shows a refusal in the set it names. One that names no set is not about an
@@ -327,7 +391,19 @@ function createPanel(options) {
     if (destroyed || !ev || typeof ev !== "object") {
       return false;
     }
+    var mine = handleEvent(ev);
+    if (mine) {
+      changed();
+    }
+    return mine;
+  }
+
+  function handleEvent(ev) {
     switch (ev.type) {
+      case EVENT_INBOX:
+        inbox.setPerson(ev.data);
+        approvals.refreshAll();
+        return true;
       case EVENT_ASK:
         addSet(ev);
         return true;
@@ -345,6 +421,14 @@ function createPanel(options) {
           errorFor(ev.data);
         }
         return true;
+    }
+    if (ev.type === EVENT_APPROVAL_RESOLVED && ev.data && inbox.person()) {
+      // Into the inbox's decided list, with what the card knew of it.
+      var info = approvals.info(str(ev.data.requestId));
+      if (info) {
+        inbox.resolved({session: info.session, sessionTitle: info.sessionTitle, requestId: info.requestId,
+          what: info.tool, outcome: str(ev.data.outcome), by: str(ev.data.by), at: ev.data.at || new Date(now()).toISOString()});
+      }
     }
     if (approvals.handle(ev)) {
       updateBanner();
@@ -389,6 +473,7 @@ function createPanel(options) {
     destroyed = true;
     countdown.stop();
     approvals.destroy();
+    inbox.destroy();
     unbindKeys();
     if (rootEl.parentNode) {
       rootEl.parentNode.removeChild(rootEl);

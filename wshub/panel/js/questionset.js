@@ -17,6 +17,10 @@ function QuestionSet(data, session) {
   this.requestId = str(data.requestId);
   this.session = session;
   this.expiresAt = NaN;
+  // What a person's inbox lists the set by: the host's title of its session, and when it
+  // was asked.
+  this.sessionTitle = str(data.sessionTitle);
+  this.askedAt = data.askedAt ? Date.parse(str(data.askedAt)) : NaN;
   this.questions = data.questions.map(function (q) {
     q = q || {};
     var multi = q.multiSelect === true;

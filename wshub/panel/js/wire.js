@@ -5,12 +5,14 @@
 // of a numeric top-level sessionId as the event's (non-enumerable) rawSessionId, and the
 // panel echoes that text verbatim, as a JSON number, through stringifyEvent.
 //
-// Exports: EVENT_*, parseEvent, stringifyEvent, sessionOf, sessionValue.
+// Exports: EVENT_*, parseEvent, stringifyEvent, sessionOf, sessionValue, sessionText,
+// sessionKey.
 
 var EVENT_ASK = "ask_user_questions";
 var EVENT_RESULT = "ask_user_questions_result";
 var EVENT_RESOLVED = "ask_user_questions_resolved";
 var EVENT_ERROR = "ask_user_questions_error";
+var EVENT_INBOX = "inbox";
 
 var JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
@@ -222,4 +224,14 @@ function sessionValue(session) {
     return undefined;
   }
   return session.raw !== undefined ? rawNumber(session.raw) : session.value;
+}
+
+// sessionText is a session from sessionOf as people read its id ("" for none); sessionKey
+// tells sessions apart, a number 7 from a string "7".
+function sessionText(session) {
+  return !session ? "" : session.raw !== undefined ? session.raw : session.value;
+}
+
+function sessionKey(session) {
+  return !session ? "" : session.raw !== undefined ? "n" + session.raw : "s" + session.value;
 }
