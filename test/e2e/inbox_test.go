@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/coder/websocket"
 
 	"github.com/askuser-go/askuser"
@@ -303,12 +304,6 @@ func TestInboxAcrossSessions(t *testing.T) {
 	}
 	tb.do("picking rotate_keys", chromedp.Click(chromedp.CSS(`[data-testid="inbox-item"][data-inbox-request="a4"]`)))
 	waitFor[bool](tb, "a4 alone", `document.activeElement.closest('[data-testid="approval"]')?.dataset.requestId === "a4"`)
-	tb.pageScreenshot("inbox")
-	tb.viewport(390, 844, true)
-	tb.do("back to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
-	tb.settle()
-	tb.pageScreenshot("inbox-phone")
-	tb.viewport(1280, 900, false)
 
 	// Bob, of dba, decides s3's approval from his device.
 	bob := s.device(t, "user=bob&groups=dba&sessions=s3")
@@ -332,9 +327,28 @@ func TestInboxAcrossSessions(t *testing.T) {
 		"Onboarding | Approval: rotate_keys | true",
 		"Deploys | Approval: deploy | false",
 	}, Decided: []string{"Billing db | Approval: drop_database | Approved by bob"}})
+	if got := tb.shown(); !slices.Equal(got, []string{"a4"}) {
+		t.Errorf("with a4 picked, after the others ended, the panel shows %q", got)
+	}
+	tb.pageScreenshot("inbox")
+	tb.viewport(390, 844, true)
+	tb.do("back to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	phone := eval[map[string]any](tb, `({overflow: document.documentElement.scrollWidth > innerWidth,
+		small: [...document.querySelectorAll('[data-testid="inbox-toggle"], [data-testid="inbox-item"]')]
+			.filter((b) => b.getBoundingClientRect().height < 44).map((b) => b.textContent)})`)
+	if phone["overflow"] != false || len(phone["small"].([]any)) > 0 {
+		t.Errorf("on a phone the inbox overflows the width (%v), or has targets under 44 px: %v", phone["overflow"], phone["small"])
+	}
+	tb.settle()
+	tb.pageScreenshot("inbox-phone")
+	tb.viewport(1280, 900, false)
 
 	// Deciding in place, from the inbox: deploy, alice's own.
-	tb.do("picking deploy", chromedp.Click(chromedp.CSS(`[data-testid="inbox-item"][data-inbox-request="a2"]`)))
+	tb.do("picking deploy from the keyboard", chromedp.Focus(chromedp.CSS(`[data-testid="inbox-item"][data-inbox-request="a2"]`)), chromedp.KeyEvent(kb.Enter))
+	waitFor[bool](tb, "the focus on deploy's card", `document.activeElement.closest('[data-testid="approval"]')?.dataset.requestId === "a2"`)
+	if got := tb.shown(); !slices.Equal(got, []string{"a2"}) {
+		t.Errorf("with a2 picked the panel shows %q", got)
+	}
 	tb.do("approving deploy", chromedp.Click(chromedp.CSS(`[data-testid="approval"][data-request-id="a2"] [data-testid="approve"]`)))
 	if r := <-deploy; r.Outcome != askuser.Approved || r.Decision.By != "alice" {
 		t.Fatalf("deploy ended %+v; want approved by alice", r)
