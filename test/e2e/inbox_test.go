@@ -45,7 +45,7 @@ const inboxPage = `<!doctype html>
 
 const inboxApp = `window.demo = {cspViolations: []};
 document.addEventListener("securitypolicyviolation", (e) => window.demo.cspViolations.push(e.violatedDirective + " " + e.blockedURI));
-window.ask = AskUser.connect({url: "/ws" + location.search, container: document.getElementById("box"), lang: "en", attention: false});`
+window.ask = AskUser.connect({url: "/ws" + location.search, container: document.getElementById("box"), lang: "en", notify: false});`
 
 const inboxCSS = `body { margin: 0; background: #f6f8fa; } main { max-width: 1100px; margin: 0 auto; padding: 12px; }`
 
@@ -421,6 +421,9 @@ func TestReadOnlyCardEscalates(t *testing.T) {
 	if got := eval[string](tb, `window.ask.approvalIds().join()`); got != "e1" {
 		t.Errorf("before the step alice's panel holds %q", got)
 	}
+	if got := eval[string](tb, `document.title`); got != "Inbox" {
+		t.Errorf("before the step, with nothing alice may decide, the title is %q", got)
+	}
 
 	// The step: alice may decide both.
 	waitFor[bool](tb, "the escalation step", `document.querySelector('[data-request-id="e1"]').dataset.readonly === "false" && !!document.querySelector('[data-request-id="e2"]')`)
@@ -432,6 +435,7 @@ func TestReadOnlyCardEscalates(t *testing.T) {
 	if got := tb.card("e2"); got.ReadOnly != "false" || !slices.Contains(got.Buttons, "approve") {
 		t.Errorf("after the step, e2's card is %+v; want one alice decides", got)
 	}
+	waitFor[bool](tb, "the title's count", `document.title === "(2) Waiting for you \u00b7 Inbox"`)
 	tb.do("approving e1", chromedp.Click(chromedp.CSS(`[data-testid="approval"][data-request-id="e1"] [data-testid="approve"]`)))
 	r := <-drop
 	if r.Outcome != askuser.Approved || r.Decision.By != "alice" {

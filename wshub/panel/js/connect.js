@@ -96,7 +96,10 @@ function connect(options) {
     notify: opts.notify,
     S: stringsFor(panel.lang, opts.strings),
     send: send,
-    pending: function () { return panel.requestIds().length + panel.approvalIds().length; },
+    // What waits for this person: an approval shown read-only waits for others.
+    pending: function () {
+      return panel.requestIds().length + panel.approvalIds().filter(function (id) { return !panel.readOnly(id); }).length;
+    },
     focus: function (id) {
       var nodes = opts.container.querySelectorAll("[data-request-id]");
       for (var i = 0; i < nodes.length; i++) {
@@ -171,7 +174,7 @@ function connect(options) {
         }
       }
       if (attention) {
-        if (ev.type === EVENT_ASK || ev.type === EVENT_APPROVAL) {
+        if (ev.type === EVENT_ASK || (ev.type === EVENT_APPROVAL && !panel.readOnly(str(ev.data && ev.data.requestId)))) {
           attention.arrived(ev);
         } else if (ev.type === EVENT_RESOLVED || ev.type === EVENT_APPROVAL_RESOLVED) {
           attention.ended(str(ev.data && ev.data.requestId));

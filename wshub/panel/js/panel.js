@@ -19,9 +19,9 @@ var REPLY_TIMEOUT_MS = 20000;
  * it could not.
  *
  * Returns {handle(event), setConnected(bool), setAnswers(requestId, answers),
- * requestIds(), approvalIds(), lang, clear(), destroy()}; handle takes a parsed event
- * envelope (best parsed with AskUser.parse) and returns true when it was one of the
- * panel's.
+ * requestIds(), approvalIds(), readOnly(requestId), lang, clear(), destroy()}; handle
+ * takes a parsed event envelope (best parsed with AskUser.parse) and returns true when
+ * it was one of the panel's.
  */
 function createPanel(options) {
   var opts = options || {};
@@ -490,6 +490,7 @@ function createPanel(options) {
     },
     requestIds: function () { return Array.from(sets.keys()); },
     approvalIds: approvals.ids,
+    readOnly: approvals.readOnly,
     lang: lang,
     clear: clear,
     destroy: destroy
