@@ -83,12 +83,19 @@ func NewTransport(st *Store, local wire.Transport) (*Transport, error) {
 		_ = sub.Unsubscribe()
 		return nil, unavailable("subscribing to the events", err)
 	}
-	if !st.setRelay(t.relay) {
+	approvals, ok := st.setRelay(t.relay)
+	if !ok {
 		_ = sub.Unsubscribe()
 		return nil, errors.New("cluster: the store already has a transport")
 	}
-	// Questions the watch saw before the relay was set: the local transport has no
-	// device yet, or its devices were shown them by Pending on joining.
+	// The requests the watch saw before the relay was set: the local transport has no
+	// device yet (it is bound to the dispatcher later), and will show them to its devices
+	// by Pending on joining. The approvals are relayed all the same, so that a transport
+	// that routes them to people (a wshub.Hub) knows of them; one whose resolution the
+	// watch relays meanwhile stays known but not pending, which such a transport checks.
+	for _, rec := range approvals {
+		t.relay(askEvent(rec))
+	}
 	return t, nil
 }
 

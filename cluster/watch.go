@@ -550,15 +550,24 @@ func (s *Store) pendingOf(session askuser.SessionID) []store.Record {
 	return out
 }
 
-// setRelay sets where the watch sends question events; see [NewTransport].
-func (s *Store) setRelay(f func(wire.Event)) bool {
+// setRelay sets where the watch sends question events; see [NewTransport]. It returns
+// the pending approvals the watch has seen before, oldest first, and false when a relay
+// was set already.
+func (s *Store) setRelay(f func(wire.Event)) ([]store.Record, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.relay != nil {
-		return false
+		return nil, false
 	}
 	s.relay = f
-	return true
+	var approvals []store.Record
+	for _, m := range s.pending {
+		if m.rec.Approval != nil {
+			approvals = append(approvals, m.rec)
+		}
+	}
+	sortByRev(approvals)
+	return approvals, true
 }
 
 func askEvent(rec store.Record) wire.Event {

@@ -167,6 +167,7 @@ type Hub struct {
 	// those ended lately, oldest first (inbox.go); people are the connections with a
 	// user, to whom approvals are routed.
 	approvals map[askKey]*approvalInfo
+	noted     int // approvals noted, to prune the stale now and then
 	decided   []approvalInfo
 	people    map[*Conn]struct{}
 	// wg counts the requests being served, from before Authorize until each connection

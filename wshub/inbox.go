@@ -88,6 +88,9 @@ func (h *Hub) noteApprovalLocked(key askKey, typ string, f approvalFields) *appr
 			h.approvals = make(map[askKey]*approvalInfo)
 		}
 		h.approvals[key] = a
+		if h.noted++; h.noted%pruneEvery == 0 {
+			h.pruneLocked()
+		}
 	case wire.EventApprovalProgress:
 		if a == nil {
 			return nil
@@ -106,6 +109,20 @@ func (h *Hub) noteApprovalLocked(key askKey, typ string, f approvalFields) *appr
 		}
 	}
 	return a
+}
+
+// pruneEvery is how many approvals the hub notes between two looks for those it was
+// never told the end of.
+const pruneEvery = 256
+
+// pruneLocked forgets the approvals long past their expiry: their resolution never
+// reached the hub (a cluster replica that started as one ended, say). h.mu is held.
+func (h *Hub) pruneLocked() {
+	for k, a := range h.approvals {
+		if !a.entry.ExpiresAt.IsZero() && time.Since(a.entry.ExpiresAt) > 10*time.Minute {
+			delete(h.approvals, k)
+		}
+	}
 }
 
 // decideLocked keeps the entry of a, which ended as f says, among the decided ones.
@@ -160,9 +177,11 @@ func (h *Hub) Inbox(a Access) Inbox {
 	h.mu.Lock()
 	in := h.in
 	c := &Conn{user: a.User, groups: a.Groups, sessions: dedupe(a.Sessions)}
-	for _, x := range h.approvals {
-		if !slices.Contains(c.sessions, x.entry.SessionID) && x.routedTo(c) {
-			box.Pending = append(box.Pending, x.entry)
+	for k, x := range h.approvals {
+		if !slices.Contains(c.sessions, k.session) && x.routedTo(c) {
+			if p := h.pendingApprovalLocked(k); p != nil { // not one that ended unseen
+				box.Pending = append(box.Pending, approvalEntry(k.session, p))
+			}
 		}
 	}
 	if a.User != "" {
