@@ -3,7 +3,6 @@ package wshub
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -167,9 +166,11 @@ type Hub struct {
 	// those ended lately, oldest first (inbox.go); people are the connections with a
 	// user, to whom approvals are routed.
 	approvals map[askKey]*approvalInfo
-	noted     int // approvals noted, to prune the stale now and then
-	decided   []approvalInfo
-	people    map[*Conn]struct{}
+	noted     int            // approvals noted, to prune the stale now and then
+	decided   []approvalInfo // a ring of at most MaxDecided, the oldest at next once full
+	next      int
+	// people are the connections of each user ("u:" and the name) and group ("g:").
+	people map[string]map[*Conn]struct{}
 	// wg counts the requests being served, from before Authorize until each connection
 	// has fully ended, so that Close can wait for them.
 	wg sync.WaitGroup
@@ -370,10 +371,7 @@ func (h *Hub) join(c *Conn) bool {
 	var replay []pendingAsk
 	if c.user != "" && c.only == "" {
 		replay = append(replay, pendingAsk{session: c.sessions[0], inbox: h.inboxDataLocked(c)})
-		if h.people == nil {
-			h.people = make(map[*Conn]struct{})
-		}
-		h.people[c] = struct{}{}
+		h.addPersonLocked(c)
 	}
 	for _, s := range c.sessions {
 		for _, a := range h.in.Pending(s) {
@@ -422,7 +420,9 @@ func (h *Hub) leave(c *Conn) {
 	if !c.hidden {
 		h.sawLocked(c)
 	}
-	delete(h.people, c)
+	if c.user != "" && c.only == "" {
+		h.removePersonLocked(c)
+	}
 	for _, s := range c.sessions {
 		m := h.sessions[s]
 		if _, ok := m[c]; !ok {
@@ -462,13 +462,14 @@ func (h *Hub) Send(ctx context.Context, ev wire.Event) error {
 	var key askKey
 	resolved := ev.Type == wire.EventResolved || ev.Type == wire.EventApprovalResolved
 	tracked := resolved || ev.Type == wire.EventAsk || ev.Type == wire.EventApproval
-	approval := ev.Type == wire.EventApproval || ev.Type == wire.EventApprovalProgress || ev.Type == wire.EventApprovalResolved
+	// A hub that knows people (Authenticate) keeps what their inboxes and routing need.
+	approval := h.opts.Authenticate != nil && (ev.Type == wire.EventApproval || ev.Type == wire.EventApprovalProgress || ev.Type == wire.EventApprovalResolved)
 	var fields approvalFields
 	if tracked || approval {
 		key = askKey{ev.SessionID, ev.RequestID()}
 	}
 	if approval {
-		_ = json.Unmarshal(ev.Data, &fields) // what does not read is kept as nothing
+		fields = approvalFieldsOf(ev)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -488,9 +489,9 @@ func (h *Hub) Send(ctx context.Context, ev wire.Event) error {
 	if routed == nil || (routed.users == nil && routed.groups == nil) {
 		return nil
 	}
-	for c := range h.people {
-		if slices.Contains(c.sessions, ev.SessionID) || !routed.routedTo(c) {
-			continue // given it above, or not theirs
+	for c := range h.routedLocked(routed) {
+		if slices.Contains(c.sessions, ev.SessionID) {
+			continue // given it above
 		}
 		_, asked := c.asked[key]
 		switch {

@@ -2,6 +2,7 @@ package wshub
 
 import (
 	"cmp"
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -125,17 +126,119 @@ func (h *Hub) pruneLocked() {
 	}
 }
 
-// decideLocked keeps the entry of a, which ended as f says, among the decided ones.
-// h.mu is held.
+// decideLocked keeps the entry of a, which ended as f says, among the decided ones, in
+// place of the oldest once MaxDecided are kept. h.mu is held.
 func (h *Hub) decideLocked(a *approvalInfo, f approvalFields) {
 	d := *a
 	d.entry.Outcome, d.entry.By, d.entry.At = f.Outcome, f.By, cmp.Or(f.At, time.Now().UTC())
 	d.entry.ExpiresAt, d.entry.Approvers = time.Time{}, nil
-	cut := 0
-	for cut < len(h.decided) && (len(h.decided)-cut >= MaxDecided || time.Since(h.decided[cut].entry.At) > DecidedFor) {
-		cut++
+	if len(h.decided) < MaxDecided {
+		h.decided = append(h.decided, d)
+		return
 	}
-	h.decided = append(slices.Delete(h.decided, 0, cut), d)
+	h.decided[h.next] = d
+	h.next = (h.next + 1) % MaxDecided
+}
+
+// decidedLocked yields the decided approvals of the last DecidedFor, newest first.
+// h.mu is held.
+func (h *Hub) decidedLocked(yield func(*approvalInfo) bool) {
+	n := len(h.decided)
+	for i := range n {
+		d := &h.decided[(h.next-1-i+2*n)%n]
+		if time.Since(d.entry.At) > DecidedFor || !yield(d) {
+			return
+		}
+	}
+}
+
+// addPersonLocked indexes c, which has a user, by its user and groups, for routing.
+// h.mu is held.
+func (h *Hub) addPersonLocked(c *Conn) {
+	if h.people == nil {
+		h.people = make(map[string]map[*Conn]struct{})
+	}
+	for _, name := range personNames(c) {
+		m := h.people[name]
+		if m == nil {
+			m = make(map[*Conn]struct{})
+			h.people[name] = m
+		}
+		m[c] = struct{}{}
+	}
+}
+
+// removePersonLocked undoes addPersonLocked. h.mu is held.
+func (h *Hub) removePersonLocked(c *Conn) {
+	for _, name := range personNames(c) {
+		if m := h.people[name]; m != nil {
+			delete(m, c)
+			if len(m) == 0 {
+				delete(h.people, name)
+			}
+		}
+	}
+}
+
+// personNames are the keys of c in Hub.people: its user's, and each of its groups'.
+func personNames(c *Conn) []string {
+	names := []string{"u:" + c.user}
+	for _, g := range c.groups {
+		names = append(names, "g:"+g)
+	}
+	return names
+}
+
+// routedLocked yields each connection a is routed to, once: those of its users, then
+// those of its groups. h.mu is held.
+func (h *Hub) routedLocked(a *approvalInfo) func(yield func(*Conn) bool) {
+	return func(yield func(*Conn) bool) {
+		for _, u := range a.users {
+			for c := range h.people["u:"+u] {
+				if !yield(c) {
+					return
+				}
+			}
+		}
+		for i, g := range a.groups {
+			for c := range h.people["g:"+g] {
+				if slices.Contains(a.users, c.user) || slices.ContainsFunc(a.groups[:i], func(e string) bool { return slices.Contains(c.groups, e) }) {
+					continue // yielded already
+				}
+				if !yield(c) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// approvalFieldsOf returns the fields of ev, an approval's event, that the hub reads:
+// from the data NewEvent encoded, or decoded from Data for a resolution (a small one,
+// whose outcome is read by its name on the wire) and for an event from elsewhere.
+func approvalFieldsOf(ev wire.Event) approvalFields {
+	switch v := ev.Value().(type) {
+	case *wire.ApprovalData:
+		return approvalFields{Tool: v.Tool, AskedAt: v.AskedAt, ExpiresAt: v.ExpiresAt, SessionTitle: v.SessionTitle, Approvers: v.Approvers}
+	case wire.ApprovalData:
+		return approvalFields{Tool: v.Tool, AskedAt: v.AskedAt, ExpiresAt: v.ExpiresAt, SessionTitle: v.SessionTitle, Approvers: v.Approvers}
+	case wire.ApprovalProgressData:
+		return approvalFields{Approved: v.Approved, Names: v.Names, Users: v.Users, Groups: v.Groups}
+	case *wire.ApprovalProgressData:
+		return approvalFields{Approved: v.Approved, Names: v.Names, Users: v.Users, Groups: v.Groups}
+	}
+	if ev.Type == wire.EventApprovalResolved {
+		var r struct {
+			Outcome string    `json:"outcome"`
+			By      string    `json:"by"`
+			At      time.Time `json:"at"`
+		}
+		_ = json.Unmarshal(ev.Data, &r)
+		return approvalFields{Outcome: r.Outcome, By: r.By, At: r.At}
+	}
+	f := new(approvalFields)
+	_ = json.Unmarshal(ev.Data, f) // what does not read is kept as nothing
+	return *f
 }
 
 // routed reports whether c may send ev, a decision, although ev's session is not one of
@@ -154,10 +257,7 @@ func (h *Hub) routed(c *Conn, ev wire.Event) bool {
 // decided approvals it may see. h.mu is held.
 func (h *Hub) inboxDataLocked(c *Conn) *wire.InboxData {
 	data := &wire.InboxData{User: c.user, Groups: c.groups, Decided: []wire.InboxEntry{}}
-	for _, d := range slices.Backward(h.decided) {
-		if time.Since(d.entry.At) > DecidedFor {
-			break
-		}
+	for d := range h.decidedLocked {
 		if slices.Contains(c.sessions, d.entry.SessionID) || d.routedTo(c) {
 			data.Decided = append(data.Decided, d.entry)
 		}
@@ -167,7 +267,8 @@ func (h *Hub) inboxDataLocked(c *Conn) *wire.InboxData {
 
 // Inbox returns the inbox of the person a names (its User, Groups and Sessions, as
 // [Options.Authenticate] would grant their device): what their devices may show, as
-// this hub knows it. A hub knows the approvals routed to people from the events it
+// this hub knows it. A hub that authorizes with [Options.Authorize] knows no people: it
+// lists the sessions' pending requests alone. A hub knows the approvals routed to people from the events it
 // carries: in a cluster every replica's hub carries every approval, and one that started
 // while approvals were pending learns of them from its cluster.Transport. The decided
 // approvals are those this hub has seen end since it started. Inbox may be called
@@ -187,8 +288,8 @@ func (h *Hub) Inbox(a Access) Inbox {
 	if a.User != "" {
 		box.Decided = h.inboxDataLocked(c).Decided
 	} else {
-		for _, d := range slices.Backward(h.decided) {
-			if slices.Contains(c.sessions, d.entry.SessionID) && time.Since(d.entry.At) <= DecidedFor {
+		for d := range h.decidedLocked {
+			if slices.Contains(c.sessions, d.entry.SessionID) {
 				box.Decided = append(box.Decided, d.entry)
 			}
 		}
