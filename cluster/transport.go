@@ -64,7 +64,9 @@ const presenceTimeout = 2 * time.Second
 const replicaHeader = "Askuser-Replica"
 
 // NewTransport returns the transport of the replica whose store is st and whose devices
-// local holds. It starts relaying st's question events to local at once. Make the
+// local holds. It starts relaying st's question events to local at once, beginning with
+// the ask of every request pending now (local has no device yet: a wshub.Hub learns
+// from them whom approvals are for, and what its people's inboxes hold). Make the
 // replica's dispatcher with it (askuser.New binds them), which also binds local to it
 // when local has a method Bind(wire.Inbound), as a wshub.Hub does. One Transport per
 // Store.
@@ -83,18 +85,13 @@ func NewTransport(st *Store, local wire.Transport) (*Transport, error) {
 		_ = sub.Unsubscribe()
 		return nil, unavailable("subscribing to the events", err)
 	}
-	approvals, ok := st.setRelay(t.relay)
-	if !ok {
+	// The requests the watch saw before the relay was set are relayed first: the local
+	// transport has no device yet (it is bound to the dispatcher later, and then shows
+	// them to its devices by Pending on joining), but one that keeps what its people's
+	// inboxes need, or routes approvals to people (a wshub.Hub), learns of them.
+	if !st.setRelay(t.relay) {
 		_ = sub.Unsubscribe()
 		return nil, errors.New("cluster: the store already has a transport")
-	}
-	// The requests the watch saw before the relay was set: the local transport has no
-	// device yet (it is bound to the dispatcher later), and will show them to its devices
-	// by Pending on joining. The approvals are relayed all the same, so that a transport
-	// that routes them to people (a wshub.Hub) knows of them; one whose resolution the
-	// watch relays meanwhile stays known but not pending, which such a transport checks.
-	for _, rec := range approvals {
-		t.relay(askEvent(rec))
 	}
 	return t, nil
 }

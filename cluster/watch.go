@@ -550,24 +550,26 @@ func (s *Store) pendingOf(session askuser.SessionID) []store.Record {
 	return out
 }
 
-// setRelay sets where the watch sends question events; see [NewTransport]. It returns
-// the pending approvals the watch has seen before, oldest first, and false when a relay
-// was set already.
-func (s *Store) setRelay(f func(wire.Event)) ([]store.Record, bool) {
+// setRelay sets where the watch sends question events; see [NewTransport]. It first
+// gives f the ask of every request the watch has seen pending, oldest first, under s.mu,
+// so that no later change the watch hands on comes before them. It reports false, doing
+// nothing, when a relay was set already.
+func (s *Store) setRelay(f func(wire.Event)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.relay != nil {
-		return nil, false
+		return false
 	}
 	s.relay = f
-	var approvals []store.Record
+	recs := make([]store.Record, 0, len(s.pending))
 	for _, m := range s.pending {
-		if m.rec.Approval != nil {
-			approvals = append(approvals, m.rec)
-		}
+		recs = append(recs, m.rec)
 	}
-	sortByRev(approvals)
-	return approvals, true
+	sortByRev(recs)
+	for _, rec := range recs {
+		f(askEvent(rec))
+	}
+	return true
 }
 
 func askEvent(rec store.Record) wire.Event {

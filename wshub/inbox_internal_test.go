@@ -15,7 +15,7 @@ func TestDecidedRing(t *testing.T) {
 	now := time.Now()
 	for i := range MaxDecided + 5 {
 		at := now.Add(time.Duration(i-(MaxDecided+5)) * time.Second)
-		h.decideLocked(&approvalInfo{entry: wire.InboxEntry{RequestID: fmt.Sprint(i)}}, approvalFields{Outcome: "approved", At: at})
+		h.decideLocked(&requestInfo{entry: wire.InboxEntry{RequestID: fmt.Sprint(i)}}, requestFields{Outcome: "approved", At: at})
 	}
 	var got []string
 	for d := range h.decidedLocked {
@@ -26,8 +26,8 @@ func TestDecidedRing(t *testing.T) {
 	}
 
 	h = &Hub{}
-	h.decideLocked(&approvalInfo{entry: wire.InboxEntry{RequestID: "old"}}, approvalFields{At: now.Add(-DecidedFor - time.Minute)})
-	h.decideLocked(&approvalInfo{entry: wire.InboxEntry{RequestID: "new"}}, approvalFields{At: now})
+	h.decideLocked(&requestInfo{entry: wire.InboxEntry{RequestID: "old"}}, requestFields{At: now.Add(-DecidedFor - time.Minute)})
+	h.decideLocked(&requestInfo{entry: wire.InboxEntry{RequestID: "new"}}, requestFields{At: now})
 	got = got[:0]
 	for d := range h.decidedLocked {
 		got = append(got, d.entry.RequestID)
