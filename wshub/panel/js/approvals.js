@@ -39,7 +39,7 @@ function decidedAs(decision, outcome, grant) {
  * replyTimeout, focusQuestions() (true when a question set took the focus), person()
  * (who the panel is connected as, or null), changed() (a card went)}. Returns {node,
  * handle(ev), error(data), setConnected(on), ids(), pending(), info(requestId),
- * readOnly(requestId), refreshAll(), focus(requestId), owns(node), clear(), destroy()}; handle and error
+ * refreshAll(), focus(requestId), owns(node), clear(), destroy()}; handle and error
  * report whether the event was the stack's. A card whose approvers do not name the
  * person is read-only: it shows who it waits for, without the decisions.
  */
@@ -524,11 +524,6 @@ function createApprovals(parent, next, ctx) {
     info: function (requestId) {
       var entry = cards.get(requestId);
       return entry ? infoOf(entry) : null;
-    },
-    // readOnly reports whether the card of requestId is shown read-only.
-    readOnly: function (requestId) {
-      var entry = cards.get(requestId);
-      return !!entry && entry.set.readOnly;
     },
     // refreshAll shows every card again: the panel has learnt who it is connected as.
     refreshAll: function () {

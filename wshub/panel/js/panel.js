@@ -490,7 +490,10 @@ function createPanel(options) {
     },
     requestIds: function () { return Array.from(sets.keys()); },
     approvalIds: approvals.ids,
-    readOnly: approvals.readOnly,
+    readOnly: function (requestId) {
+      var info = approvals.info(requestId);
+      return !!info && info.readOnly;
+    },
     lang: lang,
     clear: clear,
     destroy: destroy
