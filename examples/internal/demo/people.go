@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -52,6 +53,9 @@ func authenticate(r *http.Request) (wshub.Access, error) {
 	}
 	return wshub.Access{User: user, Groups: groupsOf[user], Sessions: sessions}, nil
 }
+
+// linkGroups are the groups of the person a link was made for.
+func linkGroups(_ context.Context, user string) ([]string, error) { return groupsOf[user], nil }
 
 // validPerson reports whether name is one ?as= takes.
 func validPerson(name string) bool {

@@ -1,13 +1,18 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -241,4 +246,99 @@ func mustEncode(t *testing.T, ev wire.Event) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// syncBuffer is a bytes.Buffer that may be written and read concurrently.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestThreePeopleLeadLink: with notifications on, the escalation's notice carries links
+// that act as the lead (logged as the demo logs every link); the lead's approval through
+// one counts, and alice's makes the two.
+func TestThreePeopleLeadLink(t *testing.T) {
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	defer hook.Close()
+	hs := httptest.NewUnstartedServer(nil) // its address first, for the links
+	o := &Options{Page: testPage, Timeout: time.Minute, EscalateAfter: 50 * time.Millisecond}
+	var log syncBuffer
+	nf := NotifyFlags{Webhook: hook.URL, After: time.Hour}
+	if err := nf.Apply(o, hs.Listener.Addr().String(), &log); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.Config.Handler = srv
+	hs.Start()
+	t.Cleanup(func() {
+		_ = srv.Close()
+		hs.Close()
+	})
+	ps := peopleServer{srv, hs.URL}
+
+	dev := dialAs(t, ps, "4004", "")
+	alice := dialAs(t, ps, "alice-page", "alice")
+	dev.send(`{"type":"user_message","data":{"text":"/drop"}}`)
+	mine := decodeAs[wire.ApprovalData](t, dev.next(wire.EventApproval))
+	approve := regexp.MustCompile(`as lead: approve: (\S+)`)
+	var link string
+	for deadline := time.Now().Add(10 * time.Second); link == ""; time.Sleep(5 * time.Millisecond) {
+		if m := approve.FindStringSubmatch(log.String()); m != nil {
+			link = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no link for the lead was logged:\n%s", log.String())
+		}
+	}
+	_, page := get(t, link)
+	form := regexp.MustCompile(`name="form" value="([^"]+)"`).FindStringSubmatch(page)
+	if form == nil {
+		t.Fatalf("the lead's confirmation page:\n%s", page)
+	}
+	req, _ := http.NewRequest("POST", link, strings.NewReader(url.Values{"form": {form[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the lead's approval: %d %s", resp.StatusCode, b)
+	}
+	if p := decodeAs[wire.ApprovalProgressData](t, alice.next(wire.EventApprovalProgress)); !slices.Contains(p.Approved, Lead) {
+		// The escalation's own progress comes first: the lead's approval after it.
+		if p = decodeAs[wire.ApprovalProgressData](t, alice.next(wire.EventApprovalProgress)); !slices.Contains(p.Approved, Lead) {
+			t.Fatalf("alice's page: progress %+v", p)
+		}
+	}
+	alice.decide("4004", mine, wire.DecisionApprove)
+	if res := decodeAs[map[string]any](t, dev.next(EventToolResult)); res["content"] != `{"dropped":"staging"}` {
+		t.Fatalf("drop_database = %v", res)
+	}
+}
+
+func get(t *testing.T, u string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b)
 }

@@ -162,6 +162,7 @@ func New(opts *Options) (*Server, error) {
 		OnConnect:    s.onConnect,
 		OnDisconnect: s.onDisconnect,
 		Links:        o.Links,
+		LinkGroups:   linkGroups,
 		Observer:     o.Observer,
 		Logger:       o.Logger,
 	})
