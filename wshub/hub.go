@@ -117,6 +117,15 @@ type Options struct {
 	// notifier that makes them (package notify).
 	Links *notify.Links
 
+	// LinkGroups, when set, returns the groups of the person a link was made for
+	// ([notify.Claims.User]), as Authenticate would give their device: a decision made
+	// through the link is theirs, with these groups, for approvals whose approvers name
+	// groups. It is called whenever such a link's page connects or its action acts; an
+	// error refuses that (the connection with 403, the action with 503). Nil: a person's
+	// link acts as the user alone, and decides the approvals whose approvers name the
+	// user.
+	LinkGroups func(ctx context.Context, user string) ([]string, error)
+
 	// Observer, when set, is told of each connection that joins and leaves
 	// ([observe.Connected], [observe.Disconnected]) and of each event the hub refuses to
 	// a device, with its code ([observe.Refused]): the hub's part of what an
