@@ -453,7 +453,8 @@ func TestReadOnlyCardEscalates(t *testing.T) {
 // inbox event makes it read-only, names the person, and lists what was decided; a
 // quorum's progress reads "Waiting for 1 more approval from dba: alice approved."; an
 // escalation step naming the person gives the decisions back, and the decision goes
-// out; its resolution enters the decided list, newest first.
+// out; its resolution enters the decided list, newest first. With inbox: false the
+// panel shows no inbox, and the cards are read-only all the same.
 func TestInboxPanelAPI(t *testing.T) {
 	tb := newTab(t)
 	tb.open(env.main, newSession())
@@ -490,10 +491,18 @@ func TestInboxPanelAPI(t *testing.T) {
 		out.decided = [...box.querySelectorAll('[data-testid="inbox-decided-item"]')].map((b) => b.textContent).join(" / ");
 		out.toggle = box.querySelector('[data-testid="inbox-toggle"]').textContent + " " + box.querySelector('[data-testid="inbox-toggle"]').getAttribute("aria-expanded");
 		panel.destroy();
+		// inbox: false: no bar nor view, the cards read-only all the same.
+		const quiet = AskUser.createPanel({container: box, autoFocus: false, drafts: false, lang: "en", inbox: false, send: () => true});
+		quiet.handle({type: "inbox", sessionId: "ops", data: {user: "erin", decided: []}});
+		quiet.handle({type: "tool_approval", sessionId: "ops", data: {requestId: "r1", tool: "restart", arguments: {}, decisions: ["approve"],
+			digest: "r", approvers: {names: ["carol"], users: ["carol"]}}});
+		out.quiet = (box.querySelector('[data-testid="inbox-bar"]').hidden ? "no bar" : "bar") + " | " + buttons("r1") + " | " + String(quiet.readOnly("r1"));
+		quiet.destroy();
 		box.remove();
 		return out;
 	})()`)
 	want := map[string]string{
+		"quiet":        "no bar |  | true",
 		"before":       "approve,deny | (hidden) | bar hidden",
 		"inbox":        "true",
 		"after":        " | You cannot decide this call: it waits for its approvers. | Signed in as erin (ops)",

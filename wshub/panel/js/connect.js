@@ -24,7 +24,8 @@ function wsURL(url) {
  * milliseconds, of the reconnect backoff (default 500 and 30000); attention (false: no
  * title count, "Notify me" or visibility reports); notify (false: no "Notify me" nor
  * desktop notifications, the title count and visibility reports kept); notifyContainer
- * (where "Notify me" goes; default the end of container). docs/WEB.md has each.
+ * (where "Notify me" goes; default the end of container); inbox (false: no inbox bar nor
+ * view for a person, read-only cards kept). docs/WEB.md has each.
  *
  * Returns a client:
  *   send(obj)       sends obj (JSON-encoded unless a string); false when not connected.
@@ -88,6 +89,7 @@ function connect(options) {
     autoFocus: opts.autoFocus,
     drafts: opts.drafts,
     shortcuts: opts.shortcuts,
+    inbox: opts.inbox,
     send: send,
     connected: false
   });

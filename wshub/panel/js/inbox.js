@@ -13,11 +13,12 @@ var INBOX_DECIDED_LIMIT = 50; // decided approvals listed at most
 var INBOX_TICK_MS = 20000; // how often "3 min ago" is brought up to date
 
 /**
- * createInbox makes the bar and the inbox view and puts them in parent before next, the
- * bar hidden until setPerson. ctx: {S, now(), items() (the pending requests, as {kind,
- * requestId, session, sessionTitle, what, askedAt, readOnly}), onSelect(item),
- * onToggle(open)}. Returns {setPerson(data), person(), resolved(entry), render(),
- * isOpen(), selected(), destroy()}.
+ * createInbox makes the bar and the inbox view and puts them in parent before next (see
+ * place), the bar hidden until setPerson. ctx: {S, now(), items() (the pending requests,
+ * as {kind, requestId, session, sessionTitle, what, askedAt, readOnly}), onSelect(item),
+ * onToggle(open), hidden (true: no bar nor view, the person known all the same)}.
+ * Returns {setPerson(data), person(), resolved(entry), render(), place(next), isOpen(),
+ * selected(), destroy()}.
  */
 function createInbox(parent, next, ctx) {
   var S = ctx.S;
@@ -92,7 +93,7 @@ function createInbox(parent, next, ctx) {
     if (r) {
       return r;
     }
-    r = {li: el("li", "askuser-inbox-row"), button: el("button", "askuser-inbox-item")};
+    r = {li: el("li", "askuser-inbox-row"), button: el("button", "askuser-button askuser-inbox-item")};
     r.button.type = "button";
     r.button.setAttribute("data-testid", "inbox-item");
     r.title = el("span", "askuser-inbox-title");
@@ -185,7 +186,7 @@ function createInbox(parent, next, ctx) {
   }
 
   function render() {
-    if (!person) {
+    if (!person || ctx.hidden) {
       return;
     }
     toggle.setAttribute("aria-expanded", open ? "true" : "false");
@@ -222,7 +223,7 @@ function createInbox(parent, next, ctx) {
       keepDecided((Array.isArray(data.decided) ? data.decided : []).filter(function (e) {
         return e && typeof e === "object";
       }).map(decidedOf));
-      bar.hidden = false;
+      bar.hidden = !!ctx.hidden;
       if (!timer) {
         timer = setInterval(render, INBOX_TICK_MS);
       }
@@ -238,7 +239,17 @@ function createInbox(parent, next, ctx) {
       }
     },
     render: render,
-    isOpen: function () { return open && !!person; },
+    // place moves the bar and the view before next (null: to the end of parent), keeping
+    // the focus on the toggle.
+    place: function (next) {
+      var had = document.activeElement === toggle;
+      parent.insertBefore(bar, next);
+      parent.insertBefore(view, next);
+      if (had && document.activeElement !== toggle) {
+        toggle.focus();
+      }
+    },
+    isOpen: function () { return open && !!person && !ctx.hidden; },
     selected: function () { return chosen; },
     destroy: function () {
       clearInterval(timer);

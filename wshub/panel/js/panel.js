@@ -78,14 +78,15 @@ function createPanel(options) {
     }
   });
 
-  // The inbox, between the banner and the sets: shown once the inbox event names the
-  // person.
-  var inbox = createInbox(rootEl, listEl, {
+  // The inbox: shown once the inbox event names the person. Its bar follows the requests,
+  // so that a keyboard reaches them first, until the inbox opens above them.
+  var inbox = createInbox(rootEl, null, {
     S: S,
     now: now,
     items: inboxItems,
     onSelect: selectRequest,
-    onToggle: syncView
+    onToggle: syncView,
+    hidden: opts.inbox === false
   });
 
   // inboxItems lists the pending requests the panel holds, for the inbox.
@@ -109,7 +110,11 @@ function createPanel(options) {
   // syncView shows, while the inbox is open, only the request picked in it (and the
   // note it leaves when it ends).
   function syncView() {
-    rootEl.classList.toggle("askuser-inbox-open", inbox.isOpen());
+    var open = inbox.isOpen();
+    if (open !== rootEl.classList.contains("askuser-inbox-open")) {
+      inbox.place(open ? listEl : null);
+    }
+    rootEl.classList.toggle("askuser-inbox-open", open);
     var chosen = inbox.selected();
     [listEl, approvals.node].forEach(function (box) {
       Array.prototype.forEach.call(box.children, function (n) {
