@@ -23,18 +23,23 @@ type formModel struct {
 
 func newFormModel(s *set, w waiting, maxText int) *formModel {
 	f, fields := buildForm(s, maxText)
-	return &formModel{frame: newFrame(s.ask.ExpiresAt, w), set: s, form: f, fields: fields}
+	m := &formModel{frame: newFrame(s.ask.ExpiresAt, w), set: s, form: f, fields: fields}
+	m.from = s.origin
+	return m
 }
 
 func (m *formModel) Init() tea.Cmd { return tea.Batch(m.form.Init(), m.frame.init()) }
 
 func (m *formModel) base() *frame { return &m.frame }
 
-func (m *formModel) result() viewResult { return viewResult{reply: m.reply} }
+func (m *formModel) result() viewResult { return viewResult{reply: m.reply, inbox: m.inbox} }
 
 func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.closed {
 		return m, nil
+	}
+	if m.openInbox(msg) {
+		return m, tea.Quit
 	}
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
@@ -150,6 +155,9 @@ var (
 )
 
 func (m *formModel) View() tea.View {
+	if m.aside {
+		return tea.NewView("")
+	}
 	if m.closed {
 		return tea.NewView(finalView(m.set, m.reply, m.note))
 	}
@@ -177,7 +185,7 @@ func (m *formModel) View() tea.View {
 	}
 	b.WriteString(body)
 	b.WriteString("\n")
-	b.WriteString(dimStyle.Render("esc or ctrl+c: decline · the first answer from any device wins"))
+	b.WriteString(dimStyle.Render("esc or ctrl+c: decline · ctrl+o: inbox · the first answer from any device wins"))
 	return tea.NewView(b.String())
 }
 
