@@ -166,7 +166,7 @@ func (m *approvalModel) View() tea.View {
 	if m.a.readOnly {
 		who = cmp.Or(approverNames(m.a.data.Approvers), "others")
 	}
-	top.WriteString(headerStyle.Render(m.header("The agent asks "+who+" to approve a tool call")) + "\n")
+	top.WriteString(m.headerView("The agent asks "+who+" to approve a tool call") + "\n")
 	top.WriteString("Tool: " + headerStyle.Render(m.a.tool()) + "\n")
 	for _, line := range sourceLines(m.a.data.Source) {
 		top.WriteString(strings.Join(wrapLines(line, m.width), "\n") + "\n")

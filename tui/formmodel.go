@@ -140,7 +140,7 @@ func (m *formModel) columns() (form, preview int) {
 
 // chromeHeight is the lines the model draws around the form.
 func (m *formModel) chromeHeight() int {
-	h := 3 // header, blank line, footer
+	h := 2 + len(wrapLines(m.header(m.what()), m.width)) // header, blank line, footer
 	if len(m.set.problems) > 0 {
 		h += 1 + len(m.set.problems)
 	}
@@ -165,7 +165,7 @@ func (m *formModel) View() tea.View {
 		return tea.NewView("")
 	}
 	var b strings.Builder
-	b.WriteString(headerStyle.Render(m.header()))
+	b.WriteString(m.headerView(m.what()))
 	b.WriteString("\n")
 	if len(m.set.problems) > 0 {
 		b.WriteString(problemStyle.Render("The host refused the answer; fix this and send again:"))
@@ -189,12 +189,12 @@ func (m *formModel) View() tea.View {
 	return tea.NewView(b.String())
 }
 
-// header is the first line: what is asked, the time left, and what waits.
-func (m *formModel) header() string {
+// what is what the header says is asked.
+func (m *formModel) what() string {
 	if n := len(m.set.qs); n > 1 {
-		return m.frame.header(fmt.Sprintf("The agent asks you %d questions", n))
+		return fmt.Sprintf("The agent asks you %d questions", n)
 	}
-	return m.frame.header("The agent asks you a question")
+	return "The agent asks you a question"
 }
 
 // previewView is the preview of the option under the cursor of the focused question,

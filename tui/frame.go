@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -139,6 +140,15 @@ func (f *frame) header(what string) string {
 		what += " · " + w
 	}
 	return what
+}
+
+// headerView is the header, bold, wrapped at the terminal's width.
+func (f *frame) headerView(what string) string {
+	lines := wrapLines(f.header(what), f.width)
+	for i, l := range lines {
+		lines[i] = headerStyle.Render(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // timeLeft formats a countdown: "4:59 left", "time is up".

@@ -162,22 +162,27 @@ func entryLine(e wire.InboxEntry) string {
 func clock(t time.Time) string { return t.Local().Format("15:04") }
 
 // printList prints the pending requests, newest first, when several wait and they are
-// not the ones printed last.
+// not the ones printed (or shown in the inbox list) last.
 func (d *device) printList() {
 	if len(d.queue) < 2 {
 		d.listed = ""
 		return
 	}
-	l := d.inboxList()
-	var b strings.Builder
-	for _, it := range l.pending {
-		b.WriteString("  " + it.text + "\n")
-	}
-	if b.String() == d.listed {
+	text := d.pendingText()
+	if text == d.listed {
 		return
 	}
-	d.listed = b.String()
-	d.ui.say("Pending here, newest first (" + d.ui.inboxKey() + " for the inbox):\n" + strings.TrimSuffix(b.String(), "\n"))
+	d.listed = text
+	d.ui.say("Pending here, newest first (" + d.ui.inboxKey() + " for the inbox):\n" + text)
+}
+
+// pendingText is the pending requests, newest first, a line each.
+func (d *device) pendingText() string {
+	var lines []string
+	for _, it := range d.inboxList().pending {
+		lines = append(lines, "  "+it.text)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // serveInbox shows the inbox list until the person opens a request of it, which is
@@ -192,6 +197,7 @@ func (d *device) serveInbox(ctx context.Context) error {
 			if res.err != nil {
 				return res.err
 			}
+			d.listed = d.pendingText() // the person has just seen them
 			if res.open != nil {
 				if i := d.find(*res.open); i >= 0 {
 					d.chosen = d.queue[i]

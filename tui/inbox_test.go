@@ -55,30 +55,34 @@ func inOrder(t *testing.T, s string, texts ...string) {
 }
 
 // TestInboxAcrossSessions: a terminal of two sessions, connected as alice, holds a
-// question of one, an approval of the other, and an approval of a third session routed
-// to alice (with the same request id as the second's). ctrl+o lists them newest first,
-// by session title or id; the list follows an approval that ends elsewhere; the routed
-// approval opened from it is decided with its own session, and the question comes back.
+// question of each, an approval of one, and an approval of a third session routed to
+// alice (with the same request id as the other approval). ctrl+o lists them newest
+// first, by session title or id; the list follows an approval that ends elsewhere; the
+// routed approval opened from it is decided with its own session; the list is printed
+// when several still wait, and lists what ended.
 func TestInboxAcrossSessions(t *testing.T) {
 	policy := branchPolicy()
 	policy.Ask = append(policy.Ask, askuser.Rule{Tool: "drop_database", Approvers: &askuser.Approvers{Users: []string{"alice"}}})
 	a, b, c := newSession(), newSession(), newSession()
 	titles := map[string]string{a: "Billing", c: "Payroll"}
 	s := newServer(t, &askuser.Options{Policy: policy, SessionTitle: func(id askuser.SessionID) string { return titles[id.String()] }})
-	tm := newTerm(t, s, a+","+b+"&user=alice", nil)
 
+	// Pending before the terminal connects: it is given them all.
 	chA := s.ask(a, "call_q", singleArgs)
-	tm.waitScreen("Which framework should we use?")
+	s.waitPending(a, 1)
 	chB := s.approve(b, "call_1", "delete_branch", branchArgs)
-	tm.waitScreen("1 more approval waiting")
+	s.waitApprovals(b, 1)
 	chC := s.approve(c, "call_1", "drop_database", `{"name":"payroll"}`)
-	tm.waitScreen("2 more approvals waiting", "ctrl+o: inbox")
+	s.waitApprovals(c, 1)
+	tm := newTerm(t, s, a+","+b+"&user=alice", nil)
+	tm.waitScreen("Which framework should we use?", "2 more approvals waiting", "ctrl+o: inbox")
+	chD := s.ask(b, "call_q2", multiArgs)
+	tm.waitScreen("3 more waiting: 1 question set and 2 approvals")
 
 	tm.send(keyCtrlO)
-	bLine := "session " + b + " · approval · delete_branch · asked "
-	scr := tm.waitScreen("Your inbox · alice", "Pending, newest first:", "> Payroll · approval · drop_database · asked ",
-		bLine, "Billing · question · Framework · asked ")
-	inOrder(t, scr, "Payroll · approval", bLine, "Billing · question")
+	dLine, bLine := "session "+b+" · question · Features · asked ", "session "+b+" · approval · delete_branch · asked "
+	scr := tm.waitScreen("Your inbox · alice", "Pending, newest first:", "> "+dLine)
+	inOrder(t, scr, dLine, "Payroll · approval · drop_database · asked ", bLine, "Billing · question · Framework · asked ")
 	if strings.Contains(scr, "Ended lately:") {
 		t.Fatalf("the list shows ended requests before any ended:\n%s", scr)
 	}
@@ -89,34 +93,36 @@ func TestInboxAcrossSessions(t *testing.T) {
 	}
 	tm.waitGone(bLine)
 	scr = tm.waitScreen("Ended lately:", "session "+b+" · approval · delete_branch · denied by bob · ")
-	inOrder(t, scr, "Payroll · approval", "Billing · question", "Ended lately:", "delete_branch · denied by bob")
+	inOrder(t, scr, "> "+dLine, "Payroll · approval", "Billing · question", "Ended lately:", "delete_branch · denied by bob")
 
-	tm.send(keyEnter) // opens the routed approval, under the cursor
+	tm.send(keyDown)
+	tm.waitScreen("> Payroll · approval")
+	tm.send(keyEnter) // opens the routed approval
 	tm.waitScreen("The agent asks you to approve a tool call · from Payroll", "Tool: drop_database", `"name": "payroll"`, "> Approve")
-	tm.waitHistory("Pending here, newest first (ctrl+o in a form for the inbox):")
 	tm.press(keyEnter)
 	if r := s.decision(chC); r.Outcome != askuser.Approved || r.Decision.By != "alice" {
 		t.Fatalf("the routed approval: %v by %q, want approved by alice", r.Outcome, r.Decision.By)
 	}
 	tm.waitHistory("Approved.")
 
-	tm.waitScreen("Which framework should we use?", "from Billing")
+	tm.waitScreen("Which framework should we use?", "from Billing", "1 more question set waiting")
+	inOrder(t, tm.history(), "Approved.", "Pending here, newest first (ctrl+o in a form for the inbox):\n  "+dLine,
+		"\n  Billing · question · Framework · asked ", "The agent asks you a question")
 	tm.press(keyEnter)
 	if got := answers(t, s.result(chA)); got[0].SelectedLabels[0] != "Vue 3 (Recommended)" {
 		t.Fatalf("answers %+v", got)
 	}
 
-	chB2 := s.ask(b, "call_q2", multiArgs)
 	tm.waitScreen("Which features should we include?", "from session "+b)
 	tm.send(keyCtrlO)
-	scr = tm.waitScreen("> session "+b+" · question · Features · asked ", "Ended lately:")
+	scr = tm.waitScreen("> "+dLine, "Ended lately:")
 	inOrder(t, scr, "Ended lately:", "Billing · question · Framework · answered · ",
 		"Payroll · approval · drop_database · approved by alice · ", "delete_branch · denied by bob · ")
 	tm.press(keyEsc) // back to the question, its choices kept
 	tm.waitScreen("Which features should we include?")
 	tm.send(keySpace)
 	tm.press(keyEnter)
-	if got := answers(t, s.result(chB2)); got[0].SelectedLabels[0] != "Dark mode" {
+	if got := answers(t, s.result(chD)); got[0].SelectedLabels[0] != "Dark mode" {
 		t.Fatalf("answers %+v", got)
 	}
 }
