@@ -52,10 +52,13 @@ type Options struct {
 	Quiet bool
 }
 
-// Run makes this terminal a device of a session: it shows each question set and each
+// Run makes this terminal a device of its sessions: it shows each question set and each
 // approval the host sends on conn, oldest first, as a form (or as plain prompts with
 // [Options.Accessible]), and sends the person's answers, decline or decision back on
-// conn. It keeps a queue of the pending requests, and closes the one shown, with a
+// conn. When the host says who the terminal is connected as (the inbox event), an
+// approval its person may not decide is shown read-only, after the requests they can
+// answer; ctrl+o in a form (i in the accessible mode) lists every pending request,
+// newest first, to open one (docs/TERMINAL.md, "The inbox"). It keeps a queue of the pending requests, and closes the one shown, with a
 // note, when it ends elsewhere: answered or decided on another device, timed out,
 // cancelled. When the host refuses an answer or a decision (an edit its schema does
 // not take), the form opens again with the host's problems and the choices made.
