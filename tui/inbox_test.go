@@ -172,7 +172,8 @@ func TestApprovalReadOnly(t *testing.T) {
 }
 
 // TestApprovalReadOnlyAccessible: the accessible mode says a read-only approval in
-// lines, refuses a decision typed for it, lists the inbox on i, and goes back to it.
+// lines, refuses a decision typed for it, lists the inbox on i, and goes back to it; a
+// question that comes in sets it aside until answered.
 func TestApprovalReadOnlyAccessible(t *testing.T) {
 	s := newServer(t, &askuser.Options{Policy: dbaPolicy(time.Hour)})
 	session := newSession()
@@ -188,6 +189,20 @@ func TestApprovalReadOnlyAccessible(t *testing.T) {
 	eve.waitScreen("Tool: drop_database")
 	s.decideAs(session, "alice&groups=dba", wire.ApprovalResultData{RequestID: "drop1", Decision: wire.DecisionApprove})
 	eve.waitScreen("(Waiting for 1 more approval from dba: alice approved.)")
+
+	// A question eve can answer sets the approval aside; it comes back after.
+	chQ := s.ask(session, "call_q", singleArgs)
+	eve.waitScreen("Set aside: something you can answer came in. It comes back once nothing else waits.", "Answer 1:")
+	eve.typeText("2\r")
+	if got := answers(t, s.result(chQ)); got[0].SelectedLabels[0] != "React" {
+		t.Fatalf("answers %+v", got)
+	}
+	eventually(t, "the approval shown again", func() bool {
+		h := eve.history()
+		i := strings.Index(h, "Answered.")
+		return i >= 0 && strings.Contains(h[i:], "The agent asks dba to approve a tool call.") && strings.Contains(h[i:], "\nWaiting for 1 more approval from dba: alice approved.")
+	})
+
 	s.decideAs(session, "bob&groups=dba", wire.ApprovalResultData{RequestID: "drop1", Decision: wire.DecisionDeny, Reason: "No"})
 	if r := s.decision(ch); r.Outcome != askuser.Denied || r.Decision.By != "bob" {
 		t.Fatalf("outcome %v by %q; want denied by bob", r.Outcome, r.Decision.By)
