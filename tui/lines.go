@@ -68,7 +68,7 @@ func (u *lineUI) showInbox(ctx context.Context, l inboxList) view {
 	return v
 }
 
-func (u *lineUI) inboxKey() string { return "type i at a prompt" }
+func (u *lineUI) inboxKey() string { return "type i instead of an answer or a decision" }
 
 func (u *lineUI) newView(kind string, expires time.Time, eof viewResult, eofDoing string) *lineView {
 	return &lineView{ui: u, kind: kind, expires: expires, eof: eof, eofDoing: eofDoing,

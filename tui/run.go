@@ -189,7 +189,7 @@ type ui interface {
 	// showInbox starts showing the inbox list l, and returns at once. The view ends
 	// when the person opens one of its requests or goes back.
 	showInbox(ctx context.Context, l inboxList) view
-	// inboxKey says how the person opens the inbox list: "ctrl+o", "type i".
+	// inboxKey says how the person opens the inbox list: "ctrl+o in a form".
 	inboxKey() string
 	// say prints one line between views.
 	say(text string)
