@@ -163,7 +163,7 @@ func (d *Dispatcher) escalated(x *escalation, rec store.Record, s int) {
 		return
 	}
 	n := noticeOf(rec)
-	n.To = to
+	n.To, n.Users = to, slices.Clone(step.Users)
 	e := &d.escalations
 	e.wg.Add(1) // within escalate's own: Close's Wait has not returned
 	go func() {

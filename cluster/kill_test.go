@@ -32,6 +32,8 @@ const (
 	// envTool, when set, makes the call a host tool call of that name through
 	// Dispatcher.Approve (under branchPolicy) instead of ask_user_questions.
 	envTool = "ASKUSER_CLUSTER_TEST_TOOL"
+	// envQuorum, when set with envTool, names the users two of whom must approve.
+	envQuorum = "ASKUSER_CLUSTER_TEST_QUORUM"
 )
 
 func TestMain(m *testing.M) {
@@ -63,7 +65,11 @@ func replicaProcess(url string) int {
 		fmt.Println("error", err)
 		return 1
 	}
-	d := askuser.New(tr, &askuser.Options{Store: st, Policy: branchPolicy()})
+	policy := branchPolicy()
+	if q := os.Getenv(envQuorum); q != "" {
+		policy.Ask[0].Approvers = &askuser.Approvers{Users: strings.Split(q, ","), Quorum: 2}
+	}
+	d := askuser.New(tr, &askuser.Options{Store: st, Policy: policy})
 	devices.Bind(tr)
 	session := askuser.StringSession(os.Getenv(envSession))
 	id := os.Getenv(envCall)
@@ -256,6 +262,54 @@ func TestReplicaKilledWhileApprovalWaits(t *testing.T) {
 		t.Fatalf("the resumed run got %s", got)
 	}
 	for _, ev := range drain(dev) {
+		if ev.Type == wire.EventApproval {
+			t.Fatalf("asked twice: %v", ev)
+		}
+	}
+}
+
+// A replica killed with SIGKILL between the first and the second approval of a call two
+// people must approve: the first approval, kept in the store, still counts; the second,
+// given on another replica, ends the approval approved, and the host's run, resumed on a
+// new replica process, gets it at once, asked nothing again.
+func TestReplicaKilledBetweenApprovals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs replica processes")
+	}
+	checkLeaks(t)
+	n := startNode(t)
+	policy := branchPolicy()
+	policy.Ask[0].Approvers = &askuser.Approvers{Users: []string{"ann", "bob"}, Quorum: 2}
+	r := newReplica(t, "survivor", n.url(), nil, &askuser.Options{Policy: policy})
+	s := askuser.StringSession("killed-quorum")
+	ann, bob := r.devices.ConnectAs(s, "ann"), r.devices.ConnectAs(s, "bob")
+	env := []string{envTool + "=delete_branch", envQuorum + "=ann,bob"}
+
+	a := startChild(t, n.url(), "killed-quorum", "toolu_Q", `{"name":"old"}`, env...)
+	a.line(t, "waiting")
+	var ap wire.ApprovalData
+	if err := json.Unmarshal(recv(t, ann, wire.EventApproval).Data, &ap); err != nil || ap.Approvers == nil || ap.Approvers.Quorum != 2 {
+		t.Fatalf("approval %+v, %v; want a quorum of 2", ap, err)
+	}
+	recv(t, bob, wire.EventApproval)
+	if err := ann.Send(context.Background(), decision(s, wire.ApprovalResultData{RequestID: "toolu_Q", Decision: wire.DecisionApprove, Digest: ap.Digest})); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, bob, wire.EventApprovalProgress)
+	a.kill(t)
+
+	if err := bob.Send(context.Background(), decision(s, wire.ApprovalResultData{RequestID: "toolu_Q", Decision: wire.DecisionApprove, Digest: ap.Digest})); err != nil {
+		t.Fatalf("bob's approval after the kill: %v", err)
+	}
+	var res wire.ApprovalResolvedData
+	if err := json.Unmarshal(recv(t, ann, wire.EventApprovalResolved).Data, &res); err != nil || res.Outcome != wire.Approved || res.By != "bob" {
+		t.Fatalf("resolution %+v, %v; want approved by bob", res, err)
+	}
+	b := startChild(t, n.url(), "killed-quorum", "toolu_Q", `{"name":"old"}`, env...)
+	if got := b.line(t, "result"); got != `result approved {"name":"old"}` {
+		t.Fatalf("the resumed run got %s", got)
+	}
+	for _, ev := range drain(bob) {
 		if ev.Type == wire.EventApproval {
 			t.Fatalf("asked twice: %v", ev)
 		}

@@ -64,7 +64,9 @@ const presenceTimeout = 2 * time.Second
 const replicaHeader = "Askuser-Replica"
 
 // NewTransport returns the transport of the replica whose store is st and whose devices
-// local holds. It starts relaying st's question events to local at once. Make the
+// local holds. It starts relaying st's question events to local at once, beginning with
+// the ask of every request pending now (local has no device yet: a wshub.Hub learns
+// from them whom approvals are for, and what its people's inboxes hold). Make the
 // replica's dispatcher with it (askuser.New binds them), which also binds local to it
 // when local has a method Bind(wire.Inbound), as a wshub.Hub does. One Transport per
 // Store.
@@ -83,12 +85,14 @@ func NewTransport(st *Store, local wire.Transport) (*Transport, error) {
 		_ = sub.Unsubscribe()
 		return nil, unavailable("subscribing to the events", err)
 	}
+	// The requests the watch saw before the relay was set are relayed first: the local
+	// transport has no device yet (it is bound to the dispatcher later, and then shows
+	// them to its devices by Pending on joining), but one that keeps what its people's
+	// inboxes need, or routes approvals to people (a wshub.Hub), learns of them.
 	if !st.setRelay(t.relay) {
 		_ = sub.Unsubscribe()
 		return nil, errors.New("cluster: the store already has a transport")
 	}
-	// Questions the watch saw before the relay was set: the local transport has no
-	// device yet, or its devices were shown them by Pending on joining.
 	return t, nil
 }
 

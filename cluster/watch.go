@@ -550,7 +550,10 @@ func (s *Store) pendingOf(session askuser.SessionID) []store.Record {
 	return out
 }
 
-// setRelay sets where the watch sends question events; see [NewTransport].
+// setRelay sets where the watch sends question events; see [NewTransport]. It first
+// gives f the ask of every request the watch has seen pending, oldest first, under s.mu,
+// so that no later change the watch hands on comes before them. It reports false, doing
+// nothing, when a relay was set already.
 func (s *Store) setRelay(f func(wire.Event)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -558,6 +561,14 @@ func (s *Store) setRelay(f func(wire.Event)) bool {
 		return false
 	}
 	s.relay = f
+	recs := make([]store.Record, 0, len(s.pending))
+	for _, m := range s.pending {
+		recs = append(recs, m.rec)
+	}
+	sortByRev(recs)
+	for _, rec := range recs {
+		f(askEvent(rec))
+	}
 	return true
 }
 

@@ -18,9 +18,11 @@ import (
 // Links signs and checks the links of answer pages and approval actions. A link is good
 // for one request of one session until the request expires, and for nothing else: its
 // token names the session, the request id, what it may do (show the request, or approve
-// or deny it) and the expiry, with 128 random bits, and is signed with HMAC-SHA256. The
-// token is the last element of the link's path, never a query parameter, and the pages
-// are served with Referrer-Policy: no-referrer.
+// or deny it), the expiry and, for a link made for one person ([Links.AnswerAs],
+// [Links.ActionAs]), that person, with 128 random bits, and is signed with HMAC-SHA256:
+// none of it can be changed, to another person say, without the secret. The token is
+// the last element of the link's path, never a query parameter, and the pages are served
+// with Referrer-Policy: no-referrer.
 //
 // Every replica of a host uses the same Secrets and BaseURL, so that a link made on one
 // works on all. A Links may be used concurrently.
@@ -43,6 +45,11 @@ type Claims struct {
 	Decision string
 	// ExpiresAt is when the link stops working: the request's expiry.
 	ExpiresAt time.Time
+	// User is the person the link acts as, when it was made for one: the decisions made
+	// through it are theirs (who decided, in the audit), and count for an approval whose
+	// approvers name them or one of their groups (wshub.Options.LinkGroups). "" for a link
+	// of no person, which cannot decide an approval whose host named approvers.
+	User string
 }
 
 // ErrBadLink is the error of a link that is not one: malformed, altered, signed with a
@@ -52,11 +59,13 @@ var ErrBadLink = errors.New("notify: the link is not valid or has expired")
 // minSecret is the shortest secret taken.
 const minSecret = 32
 
-// version of the token's encoding; kinds of token.
+// versions of the token's encoding (a person's link has the second, so that the links
+// of no person are as before); kinds of token.
 const (
-	tokenVersion = 1
-	kindAnswer   = 'a'
-	kindAction   = 'x'
+	tokenVersion       = 1
+	tokenVersionPerson = 2
+	kindAnswer         = 'a'
+	kindAction         = 'x'
 )
 
 // Answer returns the link of the page where the person answers, or decides, the
@@ -69,6 +78,25 @@ func (l *Links) Answer(session wire.SessionID, requestID string, expiresAt time.
 // a GET shows a confirmation page, and only its POST acts.
 func (l *Links) Action(session wire.SessionID, requestID, decision string, expiresAt time.Time) string {
 	return l.link(Claims{Session: session, RequestID: requestID, Decision: decision, ExpiresAt: expiresAt})
+}
+
+// AnswerAs is [Links.Answer] for one person, user: the page acts as them, and decides
+// an approval whose approvers name them ([Claims.User]). It is for them alone: whoever
+// has the link acts as them. "" when user is "".
+func (l *Links) AnswerAs(session wire.SessionID, requestID, user string, expiresAt time.Time) string {
+	if user == "" {
+		return ""
+	}
+	return l.link(Claims{Session: session, RequestID: requestID, ExpiresAt: expiresAt, User: user})
+}
+
+// ActionAs is [Links.Action] for one person, user, as AnswerAs is Answer's. "" when user
+// is "".
+func (l *Links) ActionAs(session wire.SessionID, requestID, decision, user string, expiresAt time.Time) string {
+	if user == "" {
+		return ""
+	}
+	return l.link(Claims{Session: session, RequestID: requestID, Decision: decision, ExpiresAt: expiresAt, User: user})
 }
 
 func (l *Links) link(c Claims) string {
@@ -94,7 +122,11 @@ func (l *Links) sign(c Claims) string {
 	if c.Decision != "" {
 		kind = kindAction
 	}
-	b := []byte{tokenVersion, kind}
+	version, parts := byte(tokenVersion), []string{c.Session.String(), c.RequestID, c.Decision}
+	if c.User != "" {
+		version, parts = tokenVersionPerson, append(parts, c.User)
+	}
+	b := []byte{version, kind}
 	b = append(b, nonce[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(c.ExpiresAt.Add(time.Second-1).Unix())) // whole seconds, rounded up
 	numeric := byte(0)
@@ -102,7 +134,7 @@ func (l *Links) sign(c Claims) string {
 		numeric = 1
 	}
 	b = append(b, numeric)
-	for _, s := range []string{c.Session.String(), c.RequestID, c.Decision} {
+	for _, s := range parts {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
@@ -147,9 +179,10 @@ func (l *Links) Check(token string, now time.Time) (Claims, error) {
 
 // decodeClaims reads a signed payload.
 func decodeClaims(b []byte) (Claims, bool) {
-	if len(b) < 2+16+8+1 || b[0] != tokenVersion || b[1] != kindAnswer && b[1] != kindAction {
+	if len(b) < 2+16+8+1 || b[0] != tokenVersion && b[0] != tokenVersionPerson || b[1] != kindAnswer && b[1] != kindAction {
 		return Claims{}, false
 	}
+	person := b[0] == tokenVersionPerson
 	kind := b[1]
 	r := bytes.NewReader(b[2+16:])
 	var exp uint64
@@ -160,7 +193,10 @@ func decodeClaims(b []byte) (Claims, bool) {
 	if err != nil {
 		return Claims{}, false
 	}
-	var parts [3]string
+	parts := make([]string, 3, 4)
+	if person {
+		parts = parts[:4]
+	}
 	for i := range parts {
 		n, err := binary.ReadUvarint(r)
 		if err != nil || n > uint64(r.Len()) {
@@ -170,10 +206,13 @@ func decodeClaims(b []byte) (Claims, bool) {
 		_, _ = r.Read(buf)
 		parts[i] = string(buf)
 	}
-	if r.Len() != 0 || (kind == kindAction) != (parts[2] != "") {
+	if r.Len() != 0 || (kind == kindAction) != (parts[2] != "") || person && parts[3] == "" {
 		return Claims{}, false
 	}
 	c := Claims{RequestID: parts[1], Decision: parts[2], ExpiresAt: time.Unix(int64(exp), 0)}
+	if person {
+		c.User = parts[3]
+	}
 	if numeric == 1 {
 		c.Session = wire.ParseSessionID(parts[0])
 		if !c.Session.IsNumeric() {

@@ -1,6 +1,8 @@
 package notify_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +96,39 @@ func TestLinksRotation(t *testing.T) {
 	}
 	if _, err := after.Check(newTok, time.Now()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPersonLinks: a link made for a person names them, under the signature: changing
+// the person in the token (to another name of the same length) breaks it, and a link of
+// no person names none.
+func TestPersonLinks(t *testing.T) {
+	l := &notify.Links{Secrets: [][]byte{secret}, BaseURL: "https://h"}
+	exp := time.Now().Add(time.Minute)
+	s := askuser.IntSession(5)
+	for _, tc := range []struct{ link, decision string }{
+		{l.AnswerAs(s, "r", "lead", exp), ""},
+		{l.ActionAs(s, "r", "approve", "lead", exp), "approve"},
+	} {
+		tok := notify.TokenOf(tc.link)
+		c, err := l.Check(tok, time.Now())
+		if err != nil || c.User != "lead" || c.Session != s || c.RequestID != "r" || c.Decision != tc.decision {
+			t.Fatalf("Check(%s) = %+v, %v", tc.link, c, err)
+		}
+		p, sig, _ := strings.Cut(tok, ".")
+		payload, err := base64.RawURLEncoding.DecodeString(p)
+		if err != nil || !bytes.HasSuffix(payload, []byte("lead")) {
+			t.Fatalf("the payload %q does not end with its person", payload)
+		}
+		forged := base64.RawURLEncoding.EncodeToString(append(bytes.TrimSuffix(payload, []byte("lead")), "bob2"...)) + "." + sig
+		if _, err := l.Check(forged, time.Now()); err != notify.ErrBadLink {
+			t.Fatalf("a token changed to another person checks: %v", err)
+		}
+	}
+	if c, err := l.Check(notify.TokenOf(l.Answer(s, "r", exp)), time.Now()); err != nil || c.User != "" {
+		t.Fatalf("a link of no person: %+v, %v", c, err)
+	}
+	if l.AnswerAs(s, "r", "", exp) != "" || l.ActionAs(s, "r", "deny", "", exp) != "" {
+		t.Fatal("a link for nobody was made")
 	}
 }

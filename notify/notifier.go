@@ -44,4 +44,8 @@ type Notice struct {
 	// people the step adds: its users, then its groups. Nil for the notice of a request
 	// gone unseen, which is for whoever the session belongs to.
 	To []string
+	// Users are the users among To, whom a notifier can give links of their own that act
+	// as them ([Links.AnswerAs], [Links.ActionAs]): a link names one person, never a
+	// group, whose people only the host knows. Nil when To is.
+	Users []string
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,9 @@ const SignatureHeader = "Askuser-Signature"
 // "actions"}: type is "ask_user_questions" or "tool_approval"; url is the answer link
 // (with Links; absent otherwise); actions, for an approval that offers them, is
 // [{"decision": "approve", "url": ...}, {"decision": "deny", "url": ...}], the action
-// links, which act only on a POST.
+// links, which act only on a POST. An escalation step's notice also has "to", and
+// "people": the same links made for each user the step names, which act as them
+// ([Notice.Users], [Links.AnswerAs]).
 type Webhook struct {
 	// URL receives the notices.
 	URL string
@@ -61,6 +64,18 @@ type Body struct {
 	Actions   []Action       `json:"actions,omitempty"`
 	// To is [Notice.To]: who an escalation step's notice is for; absent otherwise.
 	To []string `json:"to,omitempty"`
+	// People are links of each user of [Notice.Users], which act as them (with Links;
+	// absent otherwise): for the receiver to send each person their own. URL and
+	// Actions, links of no person, cannot decide an approval whose host named approvers.
+	People []PersonLinks `json:"people,omitempty"`
+}
+
+// PersonLinks are the links of one person, in a [Body]: the answer link and the action
+// links, as Body's own, that act as User.
+type PersonLinks struct {
+	User    string   `json:"user"`
+	URL     string   `json:"url"`
+	Actions []Action `json:"actions,omitempty"`
 }
 
 // Action is a link that decides an approval, in a [Body].
@@ -75,19 +90,32 @@ func (w *Webhook) BodyOf(n Notice) Body {
 	if n.Kind == store.KindApproval {
 		b.Type = wire.EventApproval
 	}
-	if w.Links != nil {
-		b.URL = w.Links.Answer(n.Session, n.RequestID, n.ExpiresAt)
-		for _, d := range []string{wire.DecisionApprove, wire.DecisionDeny} {
-			for _, offered := range n.Decisions {
-				if offered == d {
-					if u := w.Links.Action(n.Session, n.RequestID, d, n.ExpiresAt); u != "" {
-						b.Actions = append(b.Actions, Action{Decision: d, URL: u})
-					}
-				}
-			}
+	if w.Links == nil {
+		return b
+	}
+	b.URL, b.Actions = w.links(n, "")
+	for _, u := range n.Users {
+		if url, actions := w.links(n, u); url != "" {
+			b.People = append(b.People, PersonLinks{User: u, URL: url, Actions: actions})
 		}
 	}
 	return b
+}
+
+// links returns the answer link and action links of n, acting as user (none: "").
+func (w *Webhook) links(n Notice, user string) (answer string, actions []Action) {
+	c := Claims{Session: n.Session, RequestID: n.RequestID, ExpiresAt: n.ExpiresAt, User: user}
+	answer = w.Links.link(c)
+	for _, d := range []string{wire.DecisionApprove, wire.DecisionDeny} {
+		if !slices.Contains(n.Decisions, d) {
+			continue
+		}
+		c.Decision = d
+		if u := w.Links.link(c); u != "" {
+			actions = append(actions, Action{Decision: d, URL: u})
+		}
+	}
+	return answer, actions
 }
 
 // Notify posts n, trying again until it is taken or ctx ends; it implements

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -147,5 +148,32 @@ func TestVerifyRefuses(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: verified", name)
 		}
+	}
+}
+
+// TestWebhookPeople: an escalation step's notice carries, beside the links of no person,
+// links of each user it names that act as them.
+func TestWebhookPeople(t *testing.T) {
+	links := &notify.Links{Secrets: [][]byte{secret}, BaseURL: "https://h/links"}
+	w := &notify.Webhook{Secret: secret, Links: links}
+	b := w.BodyOf(notify.Notice{Kind: store.KindApproval, Session: askuser.IntSession(1), RequestID: "drop1", Title: "drop_database",
+		ExpiresAt: time.Now().Add(time.Minute), Decisions: []string{"approve", "deny", "edit"}, To: []string{"lead", "oncall"}, Users: []string{"lead"}})
+	if b.URL == "" || len(b.Actions) != 2 || len(b.People) != 1 || b.People[0].User != "lead" || len(b.People[0].Actions) != 2 {
+		t.Fatalf("body %+v", b)
+	}
+	check := func(link, user, decision string) {
+		t.Helper()
+		c, err := links.Check(notify.TokenOf(link), time.Now())
+		if err != nil || c.User != user || c.Decision != decision || c.RequestID != "drop1" {
+			t.Fatalf("%s: %+v, %v; want user %q, decision %q", link, c, err, user, decision)
+		}
+	}
+	check(b.URL, "", "")
+	check(b.Actions[0].URL, "", "approve")
+	check(b.People[0].URL, "lead", "")
+	check(b.People[0].Actions[0].URL, "lead", "approve")
+	check(b.People[0].Actions[1].URL, "lead", "deny")
+	if raw, _ := json.Marshal(w.BodyOf(notify.Notice{Kind: store.KindApproval, RequestID: "x", ExpiresAt: time.Now().Add(time.Minute)})); strings.Contains(string(raw), "people") {
+		t.Fatalf("a notice of no step has people: %s", raw)
 	}
 }

@@ -199,7 +199,15 @@ type Event struct {
 	// they pass on, need not decode it again.
 	requestID string
 	known     bool
+	// value is the data NewEvent encoded, for Value.
+	value any
 }
+
+// Value returns the data [NewEvent] encoded into the event's Data (an [ApprovalData],
+// say, or a pointer to one, as given to NewEvent), so that a transport in the same
+// process reads it without decoding Data again; nil for an event parsed from the wire or
+// built otherwise. It is shared with whoever made the event and must not be modified.
+func (e Event) Value() any { return e.value }
 
 // requestNamer is implemented by the data types of the protocol, which name a request.
 type requestNamer interface{ requestID() string }
@@ -221,7 +229,7 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("askuser: encoding %s data: %w", typ, err)
 	}
-	ev := Event{Type: typ, SessionID: session, Data: data}
+	ev := Event{Type: typ, SessionID: session, Data: data, value: v}
 	if r, ok := v.(requestNamer); ok && string(data) != "null" { // null: a nil pointer
 		ev.requestID, ev.known = r.requestID(), true
 		if !utf8.ValidString(ev.requestID) {

@@ -29,6 +29,13 @@
 // [Options.OnEvent], and every refusal goes back to that connection alone as an
 // ask_user_questions_error event.
 //
+// A hub that authenticates people ([Options.Authenticate], which names the user and
+// their groups) also routes approvals to people: an approval whose approvers
+// ([askuser.Approvers]) name a user or a group reaches every connection of that person,
+// whatever sessions it was granted, and that connection may decide it. Such a connection
+// is first sent an inbox event (who it is connected as, and the approvals decided lately),
+// and [Hub.Inbox] gives a host the same list in Go. docs/APPROVALS.md has the whole story.
+//
 // The hub also implements [wire.Presence], so the dispatcher's [askuser.Options.FailWithoutDevice]
 // and [askuser.Options.FailOnDisconnect] policies see which sessions have a device connected.
 package wshub

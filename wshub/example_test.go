@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/wire"
@@ -63,3 +64,43 @@ func Example() {
 }
 
 func ptr(s string) *string { return &s }
+
+// A person's inbox in Go, for a page or a bot of the host's own: the lead, whose
+// devices are connected for no session of the agent's, is who may decide a restart.
+func ExampleHub_Inbox() {
+	hub := wshub.New(&wshub.Options{
+		Authenticate: func(r *http.Request) (wshub.Access, error) {
+			return wshub.Access{}, fmt.Errorf("this example connects no device")
+		},
+	})
+	d := askuser.New(hub, &askuser.Options{
+		Policy:       &askuser.Policy{Ask: []askuser.Rule{{Tool: "restart", Approvers: &askuser.Approvers{Users: []string{"lead"}}}}},
+		SessionTitle: func(s askuser.SessionID) string { return "Deploy of " + s.String() },
+	})
+	defer hub.Close()
+	defer d.Close()
+
+	ops := askuser.StringSession("checkout-service")
+	done := make(chan askuser.ApprovalResult)
+	go func() {
+		done <- d.Approve(context.Background(), askuser.ToolCall{Session: ops, ID: "call_7", Name: "restart", Requester: "dev"}, nil)
+	}()
+	for len(d.Pending(ops)) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+
+	lead := hub.Inbox(wshub.Access{User: "lead", Sessions: []askuser.SessionID{askuser.StringSession("lead-home")}})
+	for _, e := range lead.Pending {
+		fmt.Printf("%s: %s %s, read-only %v\n", e.SessionTitle, e.Kind, e.What, e.ReadOnly)
+	}
+	dev := hub.Inbox(wshub.Access{User: "dev", Sessions: []askuser.SessionID{ops}})
+	for _, e := range dev.Pending {
+		fmt.Printf("%s: %s %s, read-only %v\n", e.SessionTitle, e.Kind, e.What, e.ReadOnly)
+	}
+	d.CancelSession(ops)
+	fmt.Println((<-done).Outcome)
+	// Output:
+	// Deploy of checkout-service: approval restart, read-only false
+	// Deploy of checkout-service: approval restart, read-only true
+	// cancelled
+}

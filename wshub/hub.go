@@ -3,7 +3,6 @@ package wshub
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -118,6 +117,15 @@ type Options struct {
 	// notifier that makes them (package notify).
 	Links *notify.Links
 
+	// LinkGroups, when set, returns the groups of the person a link was made for
+	// ([notify.Claims.User]), as Authenticate would give their device: a decision made
+	// through the link is theirs, with these groups, for approvals whose approvers name
+	// groups. It is called whenever such a link's page connects or its action acts; an
+	// error refuses that (the connection with 403, the action with 503). Nil: a person's
+	// link acts as the user alone, and decides the approvals whose approvers name the
+	// user.
+	LinkGroups func(ctx context.Context, user string) ([]string, error)
+
 	// Observer, when set, is told of each connection that joins and leaves
 	// ([observe.Connected], [observe.Disconnected]) and of each event the hub refuses to
 	// a device, with its code ([observe.Refused]): the hub's part of what an
@@ -163,12 +171,16 @@ type Hub struct {
 	// seen is, for a session with no visible connection now, when it last had one: the
 	// memory behind WatchedSince.
 	seen map[askuser.SessionID]time.Time
-	// approvals are the pending approvals the hub has carried the ask of, and decided
-	// those ended lately, oldest first (inbox.go); people are the connections with a
-	// user, to whom approvals are routed.
-	approvals map[askKey]*approvalInfo
-	decided   []approvalInfo
-	people    map[*Conn]struct{}
+	// requests are the pending requests the hub has carried the ask of, and decided the
+	// approvals ended lately, a ring of at most MaxDecided whose oldest is at next once
+	// full (inbox.go); people are the connections of each user ("u:" and the name) and
+	// group ("g:"), to whom approvals are routed. Kept by a hub that knows people
+	// (Authenticate).
+	requests map[askKey]*requestInfo
+	noted    int // requests noted, to prune the stale now and then
+	decided  []requestInfo
+	next     int
+	people   map[string]map[*Conn]struct{}
 	// wg counts the requests being served, from before Authorize until each connection
 	// has fully ended, so that Close can wait for them.
 	wg sync.WaitGroup
@@ -369,10 +381,7 @@ func (h *Hub) join(c *Conn) bool {
 	var replay []pendingAsk
 	if c.user != "" && c.only == "" {
 		replay = append(replay, pendingAsk{session: c.sessions[0], inbox: h.inboxDataLocked(c)})
-		if h.people == nil {
-			h.people = make(map[*Conn]struct{})
-		}
-		h.people[c] = struct{}{}
+		h.addPersonLocked(c)
 	}
 	for _, s := range c.sessions {
 		for _, a := range h.in.Pending(s) {
@@ -421,7 +430,9 @@ func (h *Hub) leave(c *Conn) {
 	if !c.hidden {
 		h.sawLocked(c)
 	}
-	delete(h.people, c)
+	if c.user != "" && c.only == "" {
+		h.removePersonLocked(c)
+	}
 	for _, s := range c.sessions {
 		m := h.sessions[s]
 		if _, ok := m[c]; !ok {
@@ -461,22 +472,23 @@ func (h *Hub) Send(ctx context.Context, ev wire.Event) error {
 	var key askKey
 	resolved := ev.Type == wire.EventResolved || ev.Type == wire.EventApprovalResolved
 	tracked := resolved || ev.Type == wire.EventAsk || ev.Type == wire.EventApproval
-	approval := ev.Type == wire.EventApproval || ev.Type == wire.EventApprovalProgress || ev.Type == wire.EventApprovalResolved
-	var fields approvalFields
-	if tracked || approval {
+	// A hub that knows people (Authenticate) keeps what their inboxes and routing need.
+	noted := h.opts.Authenticate != nil && (tracked || ev.Type == wire.EventApprovalProgress)
+	var fields requestFields
+	if tracked || noted {
 		key = askKey{ev.SessionID, ev.RequestID()}
 	}
-	if approval {
-		_ = json.Unmarshal(ev.Data, &fields) // what does not read is kept as nothing
+	if noted {
+		fields = requestFieldsOf(ev)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return wire.ErrTransportClosed
 	}
-	var routed *approvalInfo
-	if approval {
-		routed = h.noteApprovalLocked(key, ev.Type, fields)
+	var routed *requestInfo
+	if noted {
+		routed = h.noteLocked(key, ev.Type, fields)
 	}
 	for c := range h.sessions[ev.SessionID] {
 		if c.only != "" && (!tracked || key.id != c.only) {
@@ -487,9 +499,9 @@ func (h *Hub) Send(ctx context.Context, ev wire.Event) error {
 	if routed == nil || (routed.users == nil && routed.groups == nil) {
 		return nil
 	}
-	for c := range h.people {
-		if slices.Contains(c.sessions, ev.SessionID) || !routed.routedTo(c) {
-			continue // given it above, or not theirs
+	for c := range h.routedLocked(routed) {
+		if slices.Contains(c.sessions, ev.SessionID) {
+			continue // given it above
 		}
 		_, asked := c.asked[key]
 		switch {
@@ -534,12 +546,12 @@ func (h *Hub) routedReplayLocked(c *Conn, replay []pendingAsk) []pendingAsk {
 		return replay
 	}
 	var keys []askKey
-	for k, a := range h.approvals {
-		if !slices.Contains(c.sessions, k.session) && a.routedTo(c) {
+	for k, r := range h.requests {
+		if !slices.Contains(c.sessions, k.session) && r.routedTo(c) {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, func(x, y askKey) int { return h.approvals[x].entry.AskedAt.Compare(h.approvals[y].entry.AskedAt) })
+	slices.SortFunc(keys, func(x, y askKey) int { return h.requests[x].entry.AskedAt.Compare(h.requests[y].entry.AskedAt) })
 	for _, k := range keys {
 		if a := h.pendingApprovalLocked(k); a != nil {
 			replay = append(replay, pendingAsk{session: k.session, approval: a})

@@ -20,8 +20,9 @@ import (
 // Answer links: the pages a person reaches from a notification, where they answer one
 // request (or decide one approval) without the host's login, and the POST-only action
 // links of approvals. The link's token (package notify) is the authorization: it names
-// one session and one request, until the request expires; the connection it opens
-// carries that request's events alone and takes decisions for it alone.
+// one session and one request, until the request expires, and, for a link made for one
+// person, that person; the connection it opens carries that request's events alone and
+// takes decisions for it alone, as that person (with Options.LinkGroups' groups).
 
 // LinkHandler serves the pages of answer and action links made by [Options.Links].
 // Mount it where Links.BaseURL points, with [http.StripPrefix]:
@@ -186,13 +187,18 @@ func (h *Hub) act(w http.ResponseWriter, r *http.Request) {
 	case rec.Outcome != 0:
 		p.Ended = endedText(rec)
 	default:
+		access, err := h.linkAccess(r.Context(), c)
+		if err != nil {
+			http.Error(w, "The decision could not be recorded; try again in a moment.", http.StatusServiceUnavailable)
+			return
+		}
 		data, _ := json.Marshal(wire.ApprovalResultData{RequestID: c.RequestID, Decision: c.Decision, Digest: rec.Approval.Digest})
-		ev := wire.Event{Type: wire.EventApprovalResult, SessionID: c.Session, Data: data, Via: "link"}
+		ev := wire.Event{Type: wire.EventApprovalResult, SessionID: c.Session, Data: data, Via: "link", User: access.User, Groups: access.Groups}
 		h.mu.Lock()
 		in := h.in
 		h.mu.Unlock()
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		err := in.HandleEvent(ctx, ev)
+		err = in.HandleEvent(ctx, ev)
 		cancel()
 		switch {
 		case err == nil:
@@ -202,9 +208,12 @@ func (h *Hub) act(w http.ResponseWriter, r *http.Request) {
 			if rec, err := h.lookup(r.Context(), c); err == nil && rec.Outcome != 0 {
 				p.Ended = endedText(rec)
 			}
-		case errors.Is(err, wire.ErrNotApprover):
-			// A link names no person yet: a call with approvers waits for theirs.
+		case errors.Is(err, wire.ErrNotApprover) && c.User == "":
+			// A link of no person: a call with approvers waits for theirs.
 			http.Error(w, "This tool call waits for its approvers; a link cannot decide it.", http.StatusForbidden)
+			return
+		case errors.Is(err, wire.ErrNotApprover):
+			http.Error(w, "This tool call waits for its approvers, and this link's person is not one of them (not_approver).", http.StatusForbidden)
 			return
 		default:
 			http.Error(w, "The decision could not be recorded; try again in a moment.", http.StatusServiceUnavailable)
@@ -236,9 +245,23 @@ func (h *Hub) linkSocket(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, http.StatusText(http.StatusNotFound), http.StatusNotFound)
 		return
 	}
-	h.serveConn(w, r, func(*http.Request) (Access, error) {
-		return Access{Sessions: []askuser.SessionID{c.Session}}, nil
+	h.serveConn(w, r, func(r *http.Request) (Access, error) {
+		return h.linkAccess(r.Context(), c)
 	}, c.RequestID)
+}
+
+// linkAccess is what a link's claims grant: its session, as its person (when it names
+// one) with the groups Options.LinkGroups gives them.
+func (h *Hub) linkAccess(ctx context.Context, c notify.Claims) (Access, error) {
+	a := Access{User: c.User, Sessions: []askuser.SessionID{c.Session}}
+	if c.User != "" && h.opts.LinkGroups != nil {
+		groups, err := h.opts.LinkGroups(ctx, c.User)
+		if err != nil {
+			return Access{}, err
+		}
+		a.Groups = groups
+	}
+	return a, nil
 }
 
 // endedText says how rec's request ended, for a link's page.

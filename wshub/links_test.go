@@ -3,6 +3,7 @@ package wshub_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/notify"
 	"github.com/askuser-go/askuser/observe"
+	"github.com/askuser-go/askuser/store"
 	"github.com/askuser-go/askuser/wire"
 	"github.com/askuser-go/askuser/wshub"
 	"github.com/coder/websocket"
@@ -33,8 +35,24 @@ type linkEnv struct {
 
 func newLinkEnv(t *testing.T) *linkEnv {
 	t.Helper()
+	return newLinkEnvWith(t, nil, nil)
+}
+
+// newLinkEnvWith is newLinkEnv with these options of the hub and the dispatcher (whose
+// Links and Observer it sets).
+func newLinkEnvWith(t *testing.T, hopts *wshub.Options, dopts *askuser.Options) *linkEnv {
+	t.Helper()
 	le := &linkEnv{links: &notify.Links{Secrets: [][]byte{linkSecret}}, audit: make(chan observe.Audit, 8)}
-	le.env = newEnv(t, &wshub.Options{Links: le.links}, &askuser.Options{Observer: observe.Hooks{OnAudit: func(a observe.Audit) { le.audit <- a }}})
+	var ho wshub.Options
+	if hopts != nil {
+		ho = *hopts
+	}
+	var do askuser.Options
+	if dopts != nil {
+		do = *dopts
+	}
+	ho.Links, do.Observer = le.links, observe.Hooks{OnAudit: func(a observe.Audit) { le.audit <- a }}
+	le.env = newEnv(t, &ho, &do)
 	mux := http.NewServeMux()
 	mux.Handle("/ws", le.hub)
 	mux.Handle("/links/", http.StripPrefix("/links", le.hub.LinkHandler()))
@@ -304,6 +322,19 @@ func TestActionLinkWithApprovers(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	link := le.links.Action(s, "act", "approve", time.Now().Add(time.Minute))
+	if code, body := le.act(t, link); code != http.StatusForbidden || !strings.Contains(body, "a link cannot decide it") {
+		t.Fatalf("the POST: %d %s", code, body)
+	}
+	if len(askusertest.Approvals(le.d, s)) != 1 {
+		t.Fatal("the link's decision changed the approval")
+	}
+	le.d.CancelSession(s)
+}
+
+// act opens an action link's confirmation page and POSTs its form, as the person's
+// browser does, and returns the answer's status and body.
+func (le *linkEnv) act(t *testing.T, link string) (int, string) {
+	t.Helper()
 	_, body := le.get(t, link)
 	form := regexp.MustCompile(`name="form" value="([^"]+)"`).FindStringSubmatch(body)
 	if form == nil {
@@ -318,11 +349,82 @@ func TestActionLinkWithApprovers(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "waits for its approvers") {
-		t.Fatalf("the POST: %d %s", resp.StatusCode, b)
+	return resp.StatusCode, string(b)
+}
+
+// approveAsync asks for approval of a call of tool in s, with id, and returns where its
+// result goes once it is pending.
+func (le *linkEnv) approveAsync(t *testing.T, s askuser.SessionID, id, tool string) <-chan askuser.ApprovalResult {
+	t.Helper()
+	ch := make(chan askuser.ApprovalResult, 1)
+	go func() {
+		ch <- le.d.Approve(context.Background(), askuser.ToolCall{Session: s, ID: id, Name: tool, Arguments: json.RawMessage(`{"db":"prod"}`), Requester: "dev"}, nil)
+	}()
+	for len(askusertest.Approvals(le.d, s)) == 0 {
+		time.Sleep(time.Millisecond)
 	}
+	return ch
+}
+
+// TestPersonLinks: a link made for one person acts as them. The lead's link, from the
+// notice of the escalation step that names the lead, decides; bob's link is refused
+// (not_approver) on an approval only alice may decide, through the action and through
+// the answer page's socket, and changes nothing; bob's link decides an approval of his
+// group, which the host's LinkGroups gives him; each decision is audited as the
+// person's, made through a link.
+func TestPersonLinks(t *testing.T) {
+	ns := make(notices, 8)
+	le := newLinkEnvWith(t, &wshub.Options{LinkGroups: func(_ context.Context, user string) ([]string, error) {
+		return map[string][]string{"bob": {"dba"}}[user], nil
+	}}, &askuser.Options{Timeout: time.Minute, Notifier: ns, NotifyAfter: time.Hour, Policy: &askuser.Policy{Ask: []askuser.Rule{
+		{Tool: "drop_database", Approvers: &askuser.Approvers{Users: []string{"alice"},
+			Escalate: []store.Escalation{{After: 20 * time.Millisecond, Users: []string{"lead"}}}}},
+		{Tool: "drop_table", Approvers: &askuser.Approvers{Users: []string{"alice"}}},
+		{Tool: "truncate", Approvers: &askuser.Approvers{Groups: []string{"dba"}}},
+	}}})
+	s := askuser.IntSession(34)
+
+	// The lead, reached by the escalation step's notice.
+	res := le.approveAsync(t, s, "drop1", "drop_database")
+	n := nextNotice(t, ns)
+	body := (&notify.Webhook{Links: le.links}).BodyOf(n)
+	if fmt.Sprint(n.Users) != "[lead]" || len(body.People) != 1 || body.People[0].User != "lead" || len(body.People[0].Actions) == 0 {
+		t.Fatalf("notice %+v: body %+v", n, body)
+	}
+	if code, page := le.act(t, body.People[0].Actions[0].URL); code != 200 || !strings.Contains(page, "Approved.") {
+		t.Fatalf("the lead's action: %d %s", code, page)
+	}
+	if r := <-res; r.Outcome != askuser.Approved || r.Decision.By != "lead" || r.Decision.Via != "link" {
+		t.Fatalf("the lead's approval: %+v", r)
+	}
+	if a := <-le.audit; a.By != "lead" || a.Via != "link" {
+		t.Fatalf("audit %+v", a)
+	}
+
+	// Bob, on alice's approval: refused, by the action and on the answer page.
+	res = le.approveAsync(t, s, "drop2", "drop_table")
+	exp := time.Now().Add(time.Minute)
+	if code, page := le.act(t, le.links.ActionAs(s, "drop2", wire.DecisionApprove, "bob", exp)); code != http.StatusForbidden || !strings.Contains(page, "not_approver") {
+		t.Fatalf("bob's action: %d %s", code, page)
+	}
+	dv := le.dialLink(t, le.links.AnswerAs(s, "drop2", "bob", exp))
+	a := decode[wire.ApprovalData](t, dv.next(wire.EventApproval))
+	decide(dv, "drop2", wire.DecisionApprove, a.Digest, nil)
+	expectError(t, dv.next(wire.EventError), "not_approver", "drop2")
 	if len(askusertest.Approvals(le.d, s)) != 1 {
-		t.Fatal("the link's decision changed the approval")
+		t.Fatal("bob's link changed alice's approval")
 	}
 	le.d.CancelSession(s)
+	if r := <-res; r.Outcome != askuser.Cancelled {
+		t.Fatalf("alice's approval after bob's links: %+v", r)
+	}
+
+	// Bob, on his group's approval: the page's socket decides as bob, of dba.
+	res = le.approveAsync(t, s, "trunc", "truncate")
+	dv = le.dialLink(t, le.links.AnswerAs(s, "trunc", "bob", exp))
+	a = decode[wire.ApprovalData](t, dv.next(wire.EventApproval))
+	decide(dv, "trunc", wire.DecisionDeny, a.Digest, nil)
+	if r := <-res; r.Outcome != askuser.Denied || r.Decision.By != "bob" || r.Decision.Via != "link" {
+		t.Fatalf("bob's denial: %+v", r)
+	}
 }

@@ -7,6 +7,11 @@
 //	go run ./examples/web -addr 127.0.0.1:0 -timeout 1m
 //	go run ./examples/web -notify-webhook http://127.0.0.1:9999/hook -notify-after 5s
 //
+// Each page is one person's: the developer's at /, and /?as=alice, /?as=bob (the DBAs)
+// and /?as=lead, each with a session of its own. The developer's /drop calls
+// drop_database, which two DBAs must approve: it comes to their pages, and, once it has
+// waited -escalate-after (30 s), to the lead's too (docs/APPROVALS.md).
+//
 // With -notify-webhook, a request that waits unseen for -notify-after is posted there,
 // signed, with its answer link (and an approval's action links), each logged to stderr
 // (docs/NOTIFY.md). It serves no metrics, so that it is built from askuser alone
@@ -45,16 +50,17 @@ func main() {
 	timeout := flag.Duration("timeout", 5*time.Minute, "how long each question or approval waits for the person")
 	csp := flag.Bool("csp", true, "serve the page with a strict Content-Security-Policy")
 	verbose := flag.Bool("v", false, "log connections, requests and decisions to stderr")
+	escalateAfter := flag.Duration("escalate-after", 30*time.Second, "how long a drop_database waits for the DBAs before it reaches the lead too")
 	var nf demo.NotifyFlags
 	nf.Register(flag.CommandLine)
 	flag.Parse()
-	if err := run(*addr, *timeout, *csp, *verbose, &nf); err != nil {
+	if err := run(*addr, *timeout, *escalateAfter, *csp, *verbose, &nf); err != nil {
 		fmt.Fprintln(os.Stderr, "web:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr string, timeout time.Duration, csp, verbose bool, nf *demo.NotifyFlags) error {
+func run(addr string, timeout, escalateAfter time.Duration, csp, verbose bool, nf *demo.NotifyFlags) error {
 	var logger *slog.Logger
 	if verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -63,7 +69,7 @@ func run(addr string, timeout time.Duration, csp, verbose bool, nf *demo.NotifyF
 	if err != nil {
 		return err
 	}
-	opts := &demo.Options{Page: demo.PageWith(page), Timeout: timeout, NoCSP: !csp, Logger: logger}
+	opts := &demo.Options{Page: demo.PageWith(page), Timeout: timeout, EscalateAfter: escalateAfter, NoCSP: !csp, Logger: logger}
 	if err := nf.Apply(opts, ln.Addr().String(), os.Stderr); err != nil {
 		return err
 	}

@@ -12,7 +12,8 @@ import (
 
 // The approval stack: host tool calls that the demo's policy asks about, decided in the
 // page. The demo's tools: list_files runs without asking, delete_branch waits for the
-// person, drop_database never runs.
+// person, drop_database of production never runs (examples/internal/demo/people_test.go
+// has the others: two DBAs approve them).
 
 // The tool results the model reads, exactly.
 const (
@@ -415,12 +416,12 @@ func TestApprovalCountdown(t *testing.T) {
 	waitFor[bool](tb, "the agent's reaction", `[...document.querySelectorAll("#transcript .agent .text")].some(e => e.textContent.includes("No decision in time"))`)
 }
 
-// TestDropDatabaseIsNeverAsked: a call a rule denies never shows a card, and the model
-// reads that it is not allowed.
+// TestDropDatabaseIsNeverAsked: a call a rule denies (dropping the production
+// database) never shows a card, and the model reads that it is not allowed.
 func TestDropDatabaseIsNeverAsked(t *testing.T) {
 	tb := newTab(t)
 	tb.open(env.main, newSession())
-	tb.say(`/tool drop_database {"name":"x"}`)
+	tb.say(`/tool drop_database {"name":"production"}`)
 	id := tb.toolCallOf("drop_database", 0)
 	if got := tb.toolResult(id); got != notAllowed {
 		t.Fatalf("tool result = %s", got)

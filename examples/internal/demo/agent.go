@@ -54,9 +54,12 @@ type agent struct {
 
 	mu      sync.Mutex
 	running bool
-	queue   []string
+	queue   []queued
 	stop    context.CancelFunc // cancels the current run
 	used    time.Time          // last activity, to evict idle sessions
+	// user is who sent the message of the current (or last) run: the Requester of its
+	// host tool calls, whose own approval does not count where duties are separate.
+	user string
 
 	pub          sync.Mutex // orders publishing: seq, history and the sends follow one order
 	seq          int64
@@ -158,9 +161,15 @@ func (a *agent) publishStatus(state string, queued int) {
 	a.publish(EventStatus, map[string]any{"state": state, "queued": queued})
 }
 
-// message takes a message from the person: it starts a run, or queues the message while
-// one is going.
-func (a *agent) message(text string) error {
+// queued is a message that waits for the current run to end, and who sent it.
+type queued struct{ user, text string }
+
+// message takes a message from no one in particular: see messageAs.
+func (a *agent) message(text string) error { return a.messageAs("", text) }
+
+// messageAs takes a message from user (the person the device is: "" when the transport
+// names none): it starts a run, or queues the message while one is going.
+func (a *agent) messageAs(user, text string) error {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return fmt.Errorf("%w: empty message", wire.ErrMalformedEvent)
@@ -178,7 +187,7 @@ func (a *agent) message(text string) error {
 		if len(a.queue) >= maxQueue {
 			return fmt.Errorf("demo: %d messages are already queued; wait for the agent", maxQueue)
 		}
-		a.queue = append(a.queue, text)
+		a.queue = append(a.queue, queued{user, text})
 		a.publish(EventUserMessage, map[string]any{"text": text, "queued": true})
 		// Waiting tells why it is queued: the agent waits for the person's answer (§6.5).
 		state := "running"
@@ -192,6 +201,7 @@ func (a *agent) message(text string) error {
 	ctx, stop := context.WithCancel(a.parent)
 	a.running = true
 	a.stop = stop
+	a.user = user
 	// The run starts with a.mu held here, so it sees itself running.
 	if !a.spawn(func() { a.loop(ctx, text) }) {
 		a.running = false
@@ -249,7 +259,8 @@ func (a *agent) loop(ctx context.Context, text string) {
 			ctx, stop = context.WithCancel(a.parent)
 			a.stop = stop
 		}
-		text = a.queue[0]
+		text = a.queue[0].text
+		a.user = a.queue[0].user
 		a.queue = a.queue[1:]
 		a.mu.Unlock()
 		a.say(fmt.Sprintf("Now reading the message you sent while I was busy: %q", text))
@@ -379,8 +390,9 @@ func (a *agent) ask(ctx context.Context, id string, arguments json.RawMessage) (
 // agent's reading of it. The dispatcher tells the devices when the call waits for the
 // person (see Server's transport).
 func (a *agent) callTool(ctx context.Context, id, name string, arguments json.RawMessage) (say, note string, goOn bool) {
-	r := a.tools.Approve(ctx, askuser.ToolCall{Session: a.session, ID: id, Name: name, Arguments: arguments}, nil)
-	data, say, note, goOn := CallTool(id, name, r)
+	requester := a.requester()
+	r := a.tools.Approve(ctx, askuser.ToolCall{Session: a.session, ID: id, Name: name, Arguments: arguments, Requester: requester}, nil)
+	data, say, note, goOn := callTool(id, name, requester, r)
 	a.publish(EventToolResult, data)
 	a.publishStatus(a.status())
 	return say, note, goOn
@@ -441,6 +453,13 @@ func headersOf(req *askuser.Request) string {
 		hs = append(hs, q.Header)
 	}
 	return strings.Join(hs, ", ")
+}
+
+// requester returns who sent the message of the current, or last, run.
+func (a *agent) requester() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.user
 }
 
 // idleSince reports whether the agent has no run and when it was last used.

@@ -86,6 +86,12 @@ func (n *loggingNotifier) Notify(ctx context.Context, x notify.Notice) error {
 	for _, a := range b.Actions {
 		fmt.Fprintf(n.out, "  %s: %s\n", a.Decision, a.URL)
 	}
+	for _, p := range b.People {
+		fmt.Fprintf(n.out, "  as %s: answer: %s\n", p.User, p.URL)
+		for _, a := range p.Actions {
+			fmt.Fprintf(n.out, "  as %s: %s: %s\n", p.User, a.Decision, a.URL)
+		}
+	}
 	n.mu.Unlock()
 	return n.hook.Send(ctx, b)
 }

@@ -55,6 +55,12 @@ func ToolPolicy() *askuser.Policy { return toolPolicy() }
 // agent's reading of it: what it says, a note for its summary, and whether the run goes
 // on.
 func CallTool(id, name string, r askuser.ApprovalResult) (data map[string]any, say, note string, goOn bool) {
+	return callTool(id, name, "", r)
+}
+
+// callTool is CallTool for a call of requester's agent: a decision of someone else's is
+// told as theirs.
+func callTool(id, name, requester string, r askuser.ApprovalResult) (data map[string]any, say, note string, goOn bool) {
 	content, failed, missing := r.Content(""), false, !hasTool(name)
 	if r.Allowed() {
 		var out string
@@ -77,7 +83,7 @@ func CallTool(id, name string, r askuser.ApprovalResult) (data map[string]any, s
 	if r.Grant != nil && r.Decision.Decision == "" {
 		data["grant"] = r.Grant.Covers
 	}
-	say, note, goOn = toolReaction(name, r, failed, missing)
+	say, note, goOn = toolReaction(name, requester, r, failed, missing)
 	return data, say, note, goOn
 }
 

@@ -29,6 +29,7 @@ const (
 	cmdSeveral  = "/several"
 	cmdTool     = "/tool"
 	cmdParallel = "/parallel"
+	cmdDrop     = "/drop"
 	cmdHelp     = "/help"
 )
 
@@ -43,9 +44,10 @@ Commands:
 /several: only the set of several questions in one call.
 /ask JSON: call ask_user_questions with exactly these arguments, e.g.
 /ask {"questions":[{"question":"Tea or coffee?","header":"Drink","multiSelect":false,"options":[{"label":"Tea","description":"Hot leaves"},{"label":"Coffee","description":"Hot beans"}]}]}
-/tool NAME JSON: call the host tool NAME with exactly these arguments, through the policy: list_files runs without asking, delete_branch waits for your approval, drop_database is never allowed, and any other name is asked about, e.g.
+/tool NAME JSON: call the host tool NAME with exactly these arguments, through the policy: list_files runs without asking, delete_branch waits for your approval, drop_database waits for two DBAs (see /drop), and any other name is asked about, e.g.
 /tool delete_branch {"name":"feature/old-login"}
 /parallel: the single-select question and a call of delete_branch at once, as a model's parallel tool calls: the question above, the approval below it.
+/drop: call drop_database {"name":"staging"}, which two of the DBAs, alice and bob, must approve, and which reaches the lead too once it has waited 30 seconds. This page is the developer's; open /?as=alice, /?as=bob and /?as=lead, each in a tab of its own: the call comes to their pages, and waits here until two DBAs approve (or the lead and one of them). Only the production database is never dropped.
 /help: this text.
 
 Messages sent while the agent waits for an answer are queued and read after the run. Cancel stops the run.`
@@ -148,6 +150,8 @@ var (
 	stepListFiles    = step{say: "Now let me look at the repository.", tool: toolListFiles, arguments: json.RawMessage(`{}`)}
 	stepDeleteBranch = step{say: "feature/old-login is merged into main. May I delete it?", tool: toolDeleteBranch, arguments: json.RawMessage(`{"name":"feature/old-login"}`)}
 
+	stepDrop = step{say: "The staging database is no longer used. Dropping it needs two DBAs: I have asked them.", tool: toolDropDatabase, arguments: json.RawMessage(`{"name":"staging"}`)}
+
 	stepParallel = step{say: "Two things at once: a question, and a branch to delete.", arguments: stepSingle.arguments,
 		with: []step{{tool: toolDeleteBranch, arguments: stepDeleteBranch.arguments}}}
 
@@ -179,6 +183,8 @@ func planFor(text string) plan {
 		return toolPlan(strings.TrimSpace(text[len(cmdTool):]))
 	case cmdParallel:
 		return plan{steps: []step{stepParallel}}
+	case cmdDrop:
+		return plan{steps: []step{stepDrop}}
 	case cmdSingle:
 		return plan{steps: []step{stepSingle}}
 	case cmdMulti:

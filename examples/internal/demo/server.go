@@ -2,7 +2,14 @@
 // a message box, the question panel, the WebSocket hub, and per session a scripted agent
 // that asks its questions through a real [askuser.Dispatcher] and calls host tools gated
 // by its [askuser.Policy] (list_files runs, delete_branch waits for the person's
-// approval, drop_database never runs).
+// approval, drop_database waits for two DBAs, and for the lead once it has waited).
+//
+// Each page is one person's, named by ?as= in its URL (the developer, [Developer],
+// without it): the hub authenticates each device as that person, with their groups
+// (alice and bob are the DBAs, [GroupDBA]), routes an approval to the people its
+// approvers name, whatever session their page is of, and takes their decisions. The
+// developer's /drop asks two DBAs to approve drop_database; after
+// [Options.EscalateAfter] it reaches the lead ([Lead]) too.
 //
 // It is internal: hosts copy what they need from it (see docs/WEB.md) rather than import it.
 package demo
@@ -87,6 +94,9 @@ type Options struct {
 	// Observer is told of the dispatcher's and the hub's calls, requests and devices
 	// (package askotel has one). Default: none.
 	Observer observe.Observer
+	// EscalateAfter is how long a drop_database waits for the DBAs before it reaches the
+	// lead too. Default [DefaultEscalateAfter].
+	EscalateAfter time.Duration
 }
 
 // ContentSecurityPolicy is the policy the demo page is served with: scripts, styles and
@@ -135,6 +145,9 @@ func New(opts *Options) (*Server, error) {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
+	if o.EscalateAfter <= 0 {
+		o.EscalateAfter = DefaultEscalateAfter
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -142,18 +155,19 @@ func New(opts *Options) (*Server, error) {
 	s := &Server{opts: o, log: log, agents: make(map[askuser.SessionID]*agent)}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.hub = wshub.New(&wshub.Options{
-		Authorize: authorize,
+		Authenticate: authenticate,
 		// Room for /ask with the largest arguments the tool accepts.
 		ReadLimit:    maxMessageBytes + 4096,
 		OnEvent:      s.onEvent,
 		OnConnect:    s.onConnect,
 		OnDisconnect: s.onDisconnect,
 		Links:        o.Links,
+		LinkGroups:   linkGroups,
 		Observer:     o.Observer,
 		Logger:       o.Logger,
 	})
 	s.d = askuser.New(transport{s.hub, s.approvalSent}, &askuser.Options{
-		Timeout: o.Timeout, Policy: toolPolicy(),
+		Timeout: o.Timeout, Policy: peoplePolicy(o.EscalateAfter), SessionTitle: s.sessionTitle,
 		Notifier: o.Notifier, NotifyAfter: o.NotifyAfter, Observer: observe.Join(o.Observer, logTo(o.Logger)),
 	})
 	s.mux = http.NewServeMux()
@@ -169,11 +183,8 @@ func New(opts *Options) (*Server, error) {
 	return s, nil
 }
 
-// authorize lets anyone act for the session named in the URL.
-//
-// THIS IS ONLY FOR THE DEMO. A real host authenticates the request (a session cookie, a
-// token) and returns the sessions of that user alone: whoever may connect for a session
-// may read and answer its questions.
+// authorize returns the session named in the URL: anyone may act for it (see
+// authenticate).
 func authorize(r *http.Request) ([]askuser.SessionID, error) {
 	raw := r.URL.Query().Get("session")
 	if raw == "" || len(raw) > maxSessionIDLength {
@@ -334,7 +345,7 @@ func (s *Server) onEvent(ctx context.Context, c *wshub.Conn, ev wire.Event) erro
 		if len(ev.Data) == 0 || dec.Decode(&data) != nil {
 			return fmt.Errorf(`%w: user_message data must be {"text": "..."}`, wire.ErrMalformedEvent)
 		}
-		return s.agent(ev.SessionID).message(data.Text)
+		return s.agent(ev.SessionID).messageAs(ev.User, data.Text)
 	case EventCancel:
 		s.agent(ev.SessionID).cancel()
 		return nil

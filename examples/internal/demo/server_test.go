@@ -51,15 +51,7 @@ type device struct {
 
 func dial(t *testing.T, hs *httptest.Server, session string) *device {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, hs.URL+"/ws?session="+session, nil)
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	ws.SetReadLimit(1 << 20)
-	t.Cleanup(func() { _ = ws.CloseNow() })
-	return &device{t: t, ws: ws}
+	return dialURL(t, hs.URL+"/ws?session="+session)
 }
 
 func (d *device) send(msg string) {

@@ -11,9 +11,10 @@ import (
 )
 
 // The host's own tools of the demo, gated by a policy: list_files runs without asking,
-// delete_branch waits for the person's approval, drop_database is never allowed. A tool
-// the demo does not have is asked about (the policy's default); allowed, nothing runs,
-// and the result, the agent and the page all say so.
+// delete_branch waits for the person's approval, drop_database is never allowed (in the
+// web demo, it waits for two DBAs instead: see peoplePolicy). A tool the demo does not
+// have is asked about (the policy's default); allowed, nothing runs, and the result, the
+// agent and the page all say so.
 
 // Names of the demo's host tools.
 const (
@@ -68,8 +69,14 @@ func runTool(name string, arguments json.RawMessage) (string, bool) {
 		}
 		return compactJSON(map[string]string{"deleted": args.Name}), false
 	case toolDropDatabase:
-		// Never reached: a rule denies every call. Were it reached, it would do nothing.
-		return `{"error": "drop_database is disabled in the demo"}`, true
+		// Reached in the web demo once the DBAs have approved: it drops nothing real.
+		var args struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(arguments, &args); err != nil || args.Name == "" {
+			return `{"error": "drop_database needs {\"name\": \"<database>\"}"}`, true
+		}
+		return compactJSON(map[string]string{"dropped": args.Name}), false
 	}
 	return compactJSON(map[string]string{"error": "the demo has no tool named " + name + "; nothing ran"}), true
 }
@@ -87,8 +94,14 @@ func compactJSON(v any) string {
 
 // toolReaction is the agent's reading of how a host tool call went: what it says, a note
 // for its summary when the person was asked, and whether the run goes on. failed is
-// whether the tool, having run, failed; missing, that there was no tool to run.
-func toolReaction(name string, r askuser.ApprovalResult, failed, missing bool) (say, note string, goOn bool) {
+// whether the tool, having run, failed; missing, that there was no tool to run. A
+// decision made by someone other than requester (an approver) is told as theirs.
+func toolReaction(name, requester string, r askuser.ApprovalResult, failed, missing bool) (say, note string, goOn bool) {
+	if by := r.Decision.By; by != "" && by != requester && !missing {
+		if say, note, ok := othersDecision(name, by, r, failed); ok {
+			return say, note, true
+		}
+	}
 	if missing && r.Allowed() {
 		say = fmt.Sprintf("You allowed %s, but the demo has no tool of that name, so nothing ran; I will not try it again.", name)
 		if r.Decision.Decision != "" {
@@ -137,6 +150,27 @@ func toolReaction(name string, r askuser.ApprovalResult, failed, missing bool) (
 		return "Run cancelled.", "", false
 	}
 	return "Stopping: " + r.Content(""), "", false
+}
+
+// othersDecision is toolReaction's reading of a call decided by someone other than the
+// person of the run; ok is false for an outcome it leaves to toolReaction.
+func othersDecision(name, by string, r askuser.ApprovalResult, failed bool) (say, note string, ok bool) {
+	switch {
+	case r.Outcome == askuser.Approved && !failed:
+		return fmt.Sprintf("%s approved %s, the last approval it needed; it ran.", by, name), fmt.Sprintf("%s → approved by %s, ran", name, by), true
+	case r.Outcome == askuser.Edited && !failed:
+		return fmt.Sprintf("%s edited the call: %s ran with their arguments, %s, not mine.", by, name, r.Arguments),
+			fmt.Sprintf("%s → edited by %s, ran with %s", name, by, r.Arguments), true
+	case r.Outcome == askuser.Denied:
+		say = fmt.Sprintf("%s denied %s, so it did not run; I will not try it again.", by, name)
+		note = fmt.Sprintf("%s → denied by %s", name, by)
+		if reason := r.Decision.Reason; reason != "" {
+			say += fmt.Sprintf(" Their reason: %q.", reason)
+			note += fmt.Sprintf(" (%q)", reason)
+		}
+		return say, note, true
+	}
+	return "", "", false
 }
 
 // toolSummary is the one-line summary of a host tool call's result, in English, as the

@@ -113,7 +113,8 @@ func TestRunTool(t *testing.T) {
 		{toolDeleteBranch, `{"name":"feature/x"}`, `{"deleted":"feature/x"}`, false},
 		{toolDeleteBranch, `{"name":"a<b>&c"}`, `{"deleted":"a<b>&c"}`, false},
 		{toolDeleteBranch, `{}`, `{"error": "delete_branch needs {\"name\": \"<branch>\"}"}`, true},
-		{toolDropDatabase, `{"name":"x"}`, `{"error": "drop_database is disabled in the demo"}`, true},
+		{toolDropDatabase, `{"name":"x"}`, `{"dropped":"x"}`, false},
+		{toolDropDatabase, `{"db":"x"}`, `{"error": "drop_database needs {\"name\": \"<database>\"}"}`, true},
 		{"send_email", `{}`, `{"error":"the demo has no tool named send_email; nothing ran"}`, true},
 	} {
 		got, failed := runTool(tc.name, json.RawMessage(tc.arguments))

@@ -165,17 +165,20 @@
   switchLink.textContent = T.otherLanguage;
   switchLink.lang = other === "zh" ? "zh-CN" : "en";
   switchLink.hreflang = other;
-  document.getElementById("new-session").href = "/?lang=" + lang;
+  // The person the page is (examples/web: ?as=alice; the developer without it) stays
+  // with a new session.
+  var person = params.get("as");
+  document.getElementById("new-session").href = "/?lang=" + lang + (person ? "&as=" + encodeURIComponent(person) : "");
 
   // window.demo is for debugging and for the end-to-end tests: every event received, and
   // every Content-Security-Policy violation of the page.
-  var demo = (window.demo = {session: raw, lang: lang, events: [], cspViolations: [], client: null});
+  var demo = (window.demo = {session: raw, person: person, lang: lang, events: [], cspViolations: [], client: null});
   document.addEventListener("securitypolicyviolation", function (e) {
     demo.cspViolations.push({directive: e.violatedDirective, blocked: e.blockedURI, sample: e.sample});
   });
 
   var ask = AskUser.connect({
-    url: "/ws?session=" + encodeURIComponent(raw),
+    url: "/ws?session=" + encodeURIComponent(raw) + (person ? "&as=" + encodeURIComponent(person) : ""),
     container: questions,
     notifyContainer: document.getElementById("notify"),
     lang: lang
