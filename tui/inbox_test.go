@@ -140,7 +140,7 @@ func dbaPolicy(escalateAfter time.Duration) *askuser.Policy {
 // takes no decision key; the terminal of a person an escalation step names turns it
 // into a deciding one, and decides it.
 func TestApprovalReadOnly(t *testing.T) {
-	s := newServer(t, &askuser.Options{Policy: dbaPolicy(5 * time.Second)})
+	s := newServer(t, &askuser.Options{Policy: dbaPolicy(8 * time.Second)}) // the step comes well after dev's terminal shows the approval
 	session := newSession()
 	eve := newTerm(t, s, session+"&user=eve", nil)
 	dev := newTerm(t, s, session+"&user=dev", nil)
