@@ -20,6 +20,9 @@ type set struct {
 	qs      []*question
 	// problems are why the host refused the last reply; the reopened view shows them.
 	problems []string
+	// origin, when set, names its session in the view; the device loop sets it before a
+	// view shows the set.
+	origin string
 }
 
 // question is one question of a set and the person's choice so far.
@@ -278,6 +281,20 @@ func (s *set) endNote(r resolution, sent viewResult) string {
 	}
 	return endNote(r.Outcome, what)
 }
+
+func (s *set) key() reqKey { return reqKey{s.session, s.ask.RequestID} }
+
+func (s *set) entry() wire.InboxEntry {
+	q := s.ask.Questions[0]
+	what := q.Header
+	if strings.TrimSpace(clean(what, false)) == "" {
+		what = q.Question
+	}
+	return wire.InboxEntry{SessionID: s.session, SessionTitle: s.ask.SessionTitle, RequestID: s.ask.RequestID,
+		Kind: wire.KindQuestion, What: what, AskedAt: s.ask.AskedAt, ExpiresAt: s.ask.ExpiresAt}
+}
+
+func (s *set) setOrigin(label string) { s.origin = label }
 
 func (s *set) refused(problems []string) string {
 	s.problems = problems

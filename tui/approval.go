@@ -34,7 +34,15 @@ type approval struct {
 	edit       string // the arguments being edited
 	// problems are why the host refused the last decision; the reopened view shows them.
 	problems []string
+	// readOnly says that the person may not decide it (its approvers are others): the
+	// view shows it without the decisions. origin, when set, names its session in the
+	// view. The device loop sets both before a view shows it.
+	readOnly bool
+	origin   string
 }
+
+// readOnlyLine says why a read-only approval offers no decision.
+const readOnlyLine = "You cannot decide this approval here: you are not among its approvers."
 
 // foldAt is how many characters of a string argument are shown before it is folded.
 const foldAt = 200
@@ -69,8 +77,10 @@ func (a *approval) title() string { return a.tool() }
 
 // waitingLine says whom the approval waits for and who has approved, when the host
 // named approvers: "Waiting for 1 more approval from dba: alice approved."; "" otherwise.
-func (a *approval) waitingLine() string {
-	ap := a.data.Approvers
+func (a *approval) waitingLine() string { return waitingLine(a.data.Approvers) }
+
+// waitingLine is approval.waitingLine for the approvers ap.
+func waitingLine(ap *wire.ApproversData) string {
 	if ap == nil {
 		return ""
 	}
@@ -79,8 +89,8 @@ func (a *approval) waitingLine() string {
 	if left != 1 {
 		s = fmt.Sprintf("Waiting for %d more approvals", left)
 	}
-	if len(ap.Names) > 0 {
-		s += " from " + clean(strings.Join(ap.Names, ", "), false)
+	if who := approverNames(ap); who != "" {
+		s += " from " + who
 	}
 	if len(ap.Approved) > 0 {
 		s += ": " + clean(strings.Join(ap.Approved, ", "), false) + " approved"
@@ -88,25 +98,61 @@ func (a *approval) waitingLine() string {
 	return s + "."
 }
 
+// approverNames names the approvers for a line: "dba", "alice, dba"; "" for none.
+func approverNames(ap *wire.ApproversData) string {
+	if ap == nil {
+		return ""
+	}
+	names := ap.Names
+	if len(names) == 0 {
+		names = append(slices.Clone(ap.Users), ap.Groups...)
+	}
+	return clean(strings.Join(names, ", "), false)
+}
+
 // progress takes a tool_approval_progress of this approval: who has approved so far,
 // the approvers now after an escalation step, and the arguments an edit gave, with
 // which the approval is made anew. No view may be showing a.
 func (a *approval) progress(p wire.ApprovalProgressData) {
-	data := a.data
-	if data.Approvers != nil {
-		ap := *data.Approvers
-		ap.Approved = p.Approved
-		if len(p.Names) > 0 {
-			ap.Names = p.Names
-		}
-		data.Approvers = &ap
-	}
+	data := withProgress(a.data, p)
 	if len(p.Arguments) == 0 {
 		a.data = data
 		return
 	}
 	data.Arguments, data.ArgumentsInvalid, data.Digest = p.Arguments, false, p.Digest
+	ro, origin := a.readOnly, a.origin
 	*a = *newApproval(a.session, data)
+	a.readOnly, a.origin = ro, origin
+}
+
+// withProgress is data with the approvers p says (who has approved, and the approvers
+// an escalation step made), the arguments aside. data's own approvers are not changed.
+func withProgress(data wire.ApprovalData, p wire.ApprovalProgressData) wire.ApprovalData {
+	if data.Approvers != nil {
+		ap := *data.Approvers
+		ap.Approved = p.Approved
+		if len(p.Names) > 0 || len(p.Users) > 0 || len(p.Groups) > 0 { // an escalation step
+			ap.Names = p.Names
+			if len(p.Users) > 0 || len(p.Groups) > 0 {
+				ap.Users, ap.Groups = p.Users, p.Groups
+			}
+		}
+		data.Approvers = &ap
+	}
+	return data
+}
+
+// mayDecide reports whether the person user, of groups, may decide an approval whose
+// approvers are ap: anyone may when ap names no users or groups, or the person is not
+// known (user ""; the host then refuses a non-approver's decision, and says so).
+func mayDecide(ap *wire.ApproversData, user string, groups []string) bool {
+	if user == "" || ap == nil || len(ap.Users) == 0 && len(ap.Groups) == 0 {
+		return true
+	}
+	if slices.Contains(ap.Users, user) {
+		return true
+	}
+	return slices.ContainsFunc(groups, func(g string) bool { return slices.Contains(ap.Groups, g) })
 }
 
 // tool is the tool's name as the terminal shows it: as it is or, when it holds a
@@ -221,6 +267,16 @@ func (a *approval) noun() string { return "approval" }
 func (a *approval) replyEvent(res viewResult) (wire.Event, error) {
 	return wire.NewEvent(wire.EventApprovalResult, a.session, *res.decision)
 }
+
+func (a *approval) key() reqKey { return reqKey{a.session, a.data.RequestID} }
+
+func (a *approval) entry() wire.InboxEntry {
+	return wire.InboxEntry{SessionID: a.session, SessionTitle: a.data.SessionTitle, RequestID: a.data.RequestID,
+		Kind: wire.KindApproval, What: a.data.Tool, AskedAt: a.data.AskedAt, ExpiresAt: a.data.ExpiresAt,
+		ReadOnly: a.readOnly, Approvers: a.data.Approvers}
+}
+
+func (a *approval) setOrigin(label string) { a.origin = label }
 
 func (a *approval) refused(problems []string) string {
 	a.problems = problems

@@ -422,7 +422,7 @@ func wrapTool(d *askuser.Dispatcher, next askuser.ToolFunc) askuser.ToolFunc {
 // TestApprovalQuorum: an approval that two of the dba group must approve says whom it
 // waits for; this terminal's approval is recorded and said, and the approval leaves the
 // screen; a second person's approval elsewhere runs the call. A terminal whose person is
-// not an approver is told so.
+// not an approver shows it read-only, its progress too, until it ends.
 func TestApprovalQuorum(t *testing.T) {
 	policy := branchPolicy()
 	policy.Ask[0].Approvers = &askuser.Approvers{Groups: []string{"dba"}, Quorum: 2}
@@ -436,9 +436,11 @@ func TestApprovalQuorum(t *testing.T) {
 	s.waitApprovals(session, 1)
 
 	dev := newTerm(t, s, session+"&user=dev", nil)
-	dev.waitScreen("Waiting for 1 more approval from dba: alice approved.", "> Approve")
-	dev.press(keyEnter)
-	dev.waitHistory("You are not among the approvers of this approval: it waits for them.")
+	scr := dev.waitScreen("The agent asks dba to approve a tool call", "Waiting for 1 more approval from dba: alice approved.",
+		"You cannot decide this approval here: you are not among its approvers.")
+	if strings.Contains(scr, "Approve") {
+		t.Fatalf("a non-approver's terminal offers the decisions:\n%s", scr)
+	}
 
 	ap := askusertest.Approvals(s.d, wire.ParseSessionID(session))[0]
 	bob, err := tui.Dial(t.Context(), s.wsURL(session+"&user=bob&groups=dba"), nil)
@@ -453,4 +455,5 @@ func TestApprovalQuorum(t *testing.T) {
 	if r := s.decision(ch); r.Outcome != askuser.Approved || r.Decision.By != "bob" {
 		t.Fatalf("outcome %v by %q; want approved, by bob last", r.Outcome, r.Decision.By)
 	}
+	dev.waitScreen("Approved on another device.")
 }

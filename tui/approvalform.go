@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -30,10 +31,16 @@ type approvalModel struct {
 	argsWidth int
 
 	decision *wire.ApprovalResultData // the person's decision, once closed with one
+	// waiting is whom the approval waits for now, once a tool_approval_progress told.
+	waiting *string
 }
+
+// progressMsg tells an approval's form whom it waits for now.
+type progressMsg string
 
 func newApprovalModel(a *approval, w waiting) *approvalModel {
 	m := &approvalModel{frame: newFrame(a.data.ExpiresAt, w), a: a}
+	m.from = a.origin
 	m.build()
 	return m
 }
@@ -87,11 +94,23 @@ func (m *approvalModel) Init() tea.Cmd { return tea.Batch(m.form.Init(), m.frame
 
 func (m *approvalModel) base() *frame { return &m.frame }
 
-func (m *approvalModel) result() viewResult { return viewResult{decision: m.decision} }
+func (m *approvalModel) result() viewResult { return viewResult{decision: m.decision, inbox: m.inbox} }
 
 func (m *approvalModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.closed {
 		return m, nil
+	}
+	if m.openInbox(msg) {
+		return m, tea.Quit
+	}
+	if p, ok := msg.(progressMsg); ok {
+		line := string(p)
+		m.waiting = &line
+		return m, nil
+	}
+	if m.a.readOnly { // no decision: the frame's messages alone
+		cmd, _ := m.update(msg)
+		return m, cmd
 	}
 	if k, ok := msg.(tea.KeyPressMsg); ok {
 		switch k.String() {
@@ -124,7 +143,18 @@ func (m *approvalModel) resize() {
 	}
 }
 
+// waitingLine is whom the approval waits for, as last told.
+func (m *approvalModel) waitingLine() string {
+	if m.waiting != nil {
+		return *m.waiting
+	}
+	return m.a.waitingLine()
+}
+
 func (m *approvalModel) View() tea.View {
+	if m.aside {
+		return tea.NewView("")
+	}
 	if m.closed {
 		return tea.NewView(m.finalView())
 	}
@@ -132,7 +162,11 @@ func (m *approvalModel) View() tea.View {
 		return tea.NewView("")
 	}
 	var top, bottom strings.Builder
-	top.WriteString(headerStyle.Render(m.header("The agent asks you to approve a tool call")) + "\n")
+	who := "you"
+	if m.a.readOnly {
+		who = cmp.Or(approverNames(m.a.data.Approvers), "others")
+	}
+	top.WriteString(m.headerView("The agent asks "+who+" to approve a tool call") + "\n")
 	top.WriteString("Tool: " + headerStyle.Render(m.a.tool()) + "\n")
 	for _, line := range sourceLines(m.a.data.Source) {
 		top.WriteString(strings.Join(wrapLines(line, m.width), "\n") + "\n")
@@ -140,17 +174,22 @@ func (m *approvalModel) View() tea.View {
 	if d := clean(m.a.data.Description, false); d != "" {
 		top.WriteString(strings.Join(wrapLines(d, m.width), "\n") + "\n")
 	}
-	if l := m.a.waitingLine(); l != "" {
+	if l := m.waitingLine(); l != "" {
 		top.WriteString(strings.Join(wrapLines(l, m.width), "\n") + "\n")
 	}
-	if len(m.a.problems) > 0 {
+	if m.a.readOnly {
+		bottom.WriteString("\n" + headerStyle.Render(readOnlyLine) + "\n")
+		bottom.WriteString(dimStyle.Render("It stays here until it ends · ctrl+o: inbox"))
+	} else if len(m.a.problems) > 0 {
 		bottom.WriteString(problemStyle.Render("The host refused the decision; fix this and send again:") + "\n")
 		for _, p := range m.a.problems {
 			bottom.WriteString(problemStyle.Render("  • "+p) + "\n")
 		}
 	}
-	bottom.WriteString("\n" + m.form.View() + "\n")
-	bottom.WriteString(dimStyle.Render(m.help()))
+	if !m.a.readOnly {
+		bottom.WriteString("\n" + m.form.View() + "\n")
+		bottom.WriteString(dimStyle.Render(m.help()))
+	}
 
 	var b strings.Builder
 	b.WriteString(top.String())
@@ -193,9 +232,9 @@ func (m *approvalModel) argumentLines(room int) []string {
 // help is the line under the form: the keys that deny, and who wins.
 func (m *approvalModel) help() string {
 	if !m.a.offers(wire.DecisionDeny) {
-		return "the first decision from any device wins"
+		return "ctrl+o: inbox · the first decision from any device wins"
 	}
-	return "esc or ctrl+c: deny without a reason · the first decision from any device wins"
+	return "esc or ctrl+c: deny without a reason · ctrl+o: inbox · the first decision from any device wins"
 }
 
 // finalView is what stays in the terminal once the form has closed: the tool call, and

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -62,6 +63,8 @@ func (v *lineView) decide(ctx context.Context, a *approval, w waiting) viewResul
 			continue
 		case t == "d" && deny:
 			return viewResult{decision: a.denial()}
+		case inboxWord(t):
+			return viewResult{inbox: true}
 		}
 		k, err := strconv.Atoi(t)
 		if err != nil || k < 1 || k > len(a.data.Decisions) {
@@ -85,6 +88,36 @@ func (v *lineView) decide(ctx context.Context, a *approval, w waiting) viewResul
 		}
 		r := a.reply()
 		return viewResult{decision: &r}
+	}
+}
+
+// watch shows an approval the person may not decide: the tool call, whom it waits
+// for, and that it cannot be decided here. It reads lines only for the inbox, until
+// the approval ends or the loop closes it.
+func (v *lineView) watch(ctx context.Context, a *approval) viewResult {
+	v.intro("The agent asks "+cmp.Or(approverNames(a.data.Approvers), "others")+" to approve a tool call.", waiting{}, "")
+	v.printf("Tool: %s\n", a.tool())
+	for _, line := range sourceLines(a.data.Source) {
+		v.printf("%s\n", line)
+	}
+	if d := clean(a.data.Description, false); d != "" {
+		v.printf("%s\n", d)
+	}
+	if l := a.waitingLine(); l != "" {
+		v.printf("%s\n", l)
+	}
+	v.printArguments(a, false)
+	v.printf("%s It stays here until it ends. Type i for your inbox.\n", readOnlyLine)
+	var seen waiting
+	for {
+		line, err := v.readLine(ctx, &seen)
+		if err != nil {
+			return v.stopped(err)
+		}
+		if inboxWord(line) {
+			return viewResult{inbox: true}
+		}
+		v.printf("This approval cannot be decided here. Type i for your inbox.\n")
 	}
 }
 

@@ -10,11 +10,12 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Conn is the terminal's connection to the host: one device of a session, speaking the
-// askuser wire protocol (docs/PROTOCOL.md). [Run] receives ask_user_questions,
-// ask_user_questions_resolved, tool_approval, tool_approval_resolved and
-// ask_user_questions_error events from it and sends ask_user_questions_result and
-// tool_approval_result events on it.
+// Conn is the terminal's connection to the host: one device of its sessions, speaking
+// the askuser wire protocol (docs/PROTOCOL.md). [Run] receives inbox,
+// ask_user_questions, ask_user_questions_resolved, tool_approval,
+// tool_approval_progress, tool_approval_resolved and ask_user_questions_error events
+// from it and sends ask_user_questions_result and tool_approval_result events on it,
+// each with the sessionId of the request it answers or decides.
 //
 // Recv is called by one goroutine at a time; Send may be called while a Recv is in
 // progress, but not concurrently with itself.

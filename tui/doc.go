@@ -5,7 +5,10 @@
 // approval, with its arguments, and sends the decision: approve, deny (with a reason),
 // edit the arguments, or always allow. The first answer or decision from any device
 // wins; when another device answers or decides, or the request times out or is
-// cancelled, the terminal closes its form and says so.
+// cancelled, the terminal closes its form and says so. Connected as a person (the
+// host's inbox event), it also holds the approvals routed to that person from other
+// sessions, shows read-only those that others must decide, and lists everything
+// pending across sessions, with what ended lately (ctrl+o).
 //
 // The terminal talks the askuser wire protocol through a [Conn]; [Dial] connects one to
 // a host's wshub endpoint, locally or remotely:

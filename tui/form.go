@@ -37,6 +37,12 @@ func (u *formUI) showApproval(ctx context.Context, a *approval, w waiting) view 
 	return u.run(ctx, newApprovalModel(a, w))
 }
 
+func (u *formUI) showInbox(ctx context.Context, l inboxList) view {
+	return u.run(ctx, newInboxModel(l))
+}
+
+func (u *formUI) inboxKey() string { return "ctrl+o in a form" }
+
 // model is the model of one form: a question set's or an approval's.
 type model interface {
 	tea.Model
@@ -110,6 +116,10 @@ type formView struct {
 func (v *formView) done() <-chan viewResult { return v.result }
 
 func (v *formView) setWaiting(w waiting) { v.prog.Send(waitingMsg(w)) }
+
+func (v *formView) progress(line string) { v.prog.Send(progressMsg(line)) }
+
+func (v *formView) list(l inboxList) { v.prog.Send(listMsg(l)) }
 
 func (v *formView) end(note string) { v.prog.Send(endMsg(note)) }
 

@@ -23,18 +23,23 @@ type formModel struct {
 
 func newFormModel(s *set, w waiting, maxText int) *formModel {
 	f, fields := buildForm(s, maxText)
-	return &formModel{frame: newFrame(s.ask.ExpiresAt, w), set: s, form: f, fields: fields}
+	m := &formModel{frame: newFrame(s.ask.ExpiresAt, w), set: s, form: f, fields: fields}
+	m.from = s.origin
+	return m
 }
 
 func (m *formModel) Init() tea.Cmd { return tea.Batch(m.form.Init(), m.frame.init()) }
 
 func (m *formModel) base() *frame { return &m.frame }
 
-func (m *formModel) result() viewResult { return viewResult{reply: m.reply} }
+func (m *formModel) result() viewResult { return viewResult{reply: m.reply, inbox: m.inbox} }
 
 func (m *formModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.closed {
 		return m, nil
+	}
+	if m.openInbox(msg) {
+		return m, tea.Quit
 	}
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
@@ -135,7 +140,7 @@ func (m *formModel) columns() (form, preview int) {
 
 // chromeHeight is the lines the model draws around the form.
 func (m *formModel) chromeHeight() int {
-	h := 3 // header, blank line, footer
+	h := 2 + len(wrapLines(m.header(m.what()), m.width)) // header, blank line, footer
 	if len(m.set.problems) > 0 {
 		h += 1 + len(m.set.problems)
 	}
@@ -150,6 +155,9 @@ var (
 )
 
 func (m *formModel) View() tea.View {
+	if m.aside {
+		return tea.NewView("")
+	}
 	if m.closed {
 		return tea.NewView(finalView(m.set, m.reply, m.note))
 	}
@@ -157,7 +165,7 @@ func (m *formModel) View() tea.View {
 		return tea.NewView("")
 	}
 	var b strings.Builder
-	b.WriteString(headerStyle.Render(m.header()))
+	b.WriteString(m.headerView(m.what()))
 	b.WriteString("\n")
 	if len(m.set.problems) > 0 {
 		b.WriteString(problemStyle.Render("The host refused the answer; fix this and send again:"))
@@ -177,16 +185,16 @@ func (m *formModel) View() tea.View {
 	}
 	b.WriteString(body)
 	b.WriteString("\n")
-	b.WriteString(dimStyle.Render("esc or ctrl+c: decline · the first answer from any device wins"))
+	b.WriteString(dimStyle.Render("esc or ctrl+c: decline · ctrl+o: inbox · the first answer from any device wins"))
 	return tea.NewView(b.String())
 }
 
-// header is the first line: what is asked, the time left, and what waits.
-func (m *formModel) header() string {
+// what is what the header says is asked.
+func (m *formModel) what() string {
 	if n := len(m.set.qs); n > 1 {
-		return m.frame.header(fmt.Sprintf("The agent asks you %d questions", n))
+		return fmt.Sprintf("The agent asks you %d questions", n)
 	}
-	return m.frame.header("The agent asks you a question")
+	return "The agent asks you a question"
 }
 
 // previewView is the preview of the option under the cursor of the focused question,

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -27,6 +28,12 @@ type frame struct {
 	closed     bool
 	note       string
 	inputEnded bool // no more keys will come: Run ends
+	// inbox says the person asked for the inbox list (ctrl+o), leaving the request for
+	// now; aside that the form closed for another view and leaves no record behind.
+	inbox, aside bool
+	// from names the request's session in the header, when the terminal holds requests
+	// of several sessions.
+	from string
 }
 
 func newFrame(expires time.Time, w waiting) frame {
@@ -111,8 +118,21 @@ func (f *frame) step(msg tea.Msg, form **huh.Form, resize, completed func()) tea
 	return cmd
 }
 
-// header is a form's first line: what is asked, then the time left and what waits.
+// openInbox takes ctrl+o, which closes the form, its choices kept, for the inbox list.
+func (f *frame) openInbox(msg tea.Msg) bool {
+	if k, ok := msg.(tea.KeyPressMsg); !ok || k.String() != "ctrl+o" {
+		return false
+	}
+	f.inbox, f.aside, f.closed = true, true, true
+	return true
+}
+
+// header is a form's first line: what is asked, then the session it comes from, the
+// time left and what waits.
 func (f *frame) header(what string) string {
+	if f.from != "" {
+		what += " · from " + f.from
+	}
 	if !f.expires.IsZero() {
 		what += " · " + timeLeft(f.expires.Sub(f.now))
 	}
@@ -120,6 +140,15 @@ func (f *frame) header(what string) string {
 		what += " · " + w
 	}
 	return what
+}
+
+// headerView is the header, bold, wrapped at the terminal's width.
+func (f *frame) headerView(what string) string {
+	lines := wrapLines(f.header(what), f.width)
+	for i, l := range lines {
+		lines[i] = headerStyle.Render(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // timeLeft formats a countdown: "4:59 left", "time is up".

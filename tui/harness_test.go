@@ -58,7 +58,8 @@ type server struct {
 
 func newServer(t *testing.T, opts *askuser.Options) *server {
 	t.Helper()
-	// A device names its person with &user= and their groups with &groups=a,b.
+	// A device names its sessions with session=a,b, its person with &user= and their
+	// groups with &groups=a,b.
 	hub := wshub.New(&wshub.Options{Authenticate: func(r *http.Request) (wshub.Access, error) {
 		q := r.URL.Query()
 		id := q.Get("session")
@@ -69,7 +70,11 @@ func newServer(t *testing.T, opts *askuser.Options) *server {
 		if g := q.Get("groups"); g != "" {
 			groups = strings.Split(g, ",")
 		}
-		return wshub.Access{User: q.Get("user"), Groups: groups, Sessions: []askuser.SessionID{wire.ParseSessionID(id)}}, nil
+		var sessions []askuser.SessionID
+		for _, s := range strings.Split(id, ",") {
+			sessions = append(sessions, wire.ParseSessionID(s))
+		}
+		return wshub.Access{User: q.Get("user"), Groups: groups, Sessions: sessions}, nil
 	}})
 	d := askuser.New(hub, opts)
 	mux := http.NewServeMux()

@@ -39,19 +39,41 @@ func (u *lineUI) close() { u.in.close() }
 func (u *lineUI) show(ctx context.Context, s *set, w waiting) view {
 	decline := viewResult{reply: &wire.ResultData{RequestID: s.ask.RequestID, Declined: true}}
 	v := u.newView("question set", s.ask.ExpiresAt, decline, "declining")
+	v.from = s.origin
 	go func() { v.result <- v.askSet(ctx, s, w) }()
 	return v
 }
 
 func (u *lineUI) showApproval(ctx context.Context, a *approval, w waiting) view {
-	v := u.newView("approval", a.data.ExpiresAt, viewResult{decision: a.denial()}, "denying")
-	go func() { v.result <- v.decide(ctx, a, w) }()
+	eof, doing := viewResult{decision: a.denial()}, "denying"
+	if a.readOnly {
+		eof, doing = viewResult{}, "this terminal answers no more"
+	}
+	v := u.newView("approval", a.data.ExpiresAt, eof, doing)
+	v.from = a.origin
+	go func() {
+		if a.readOnly {
+			v.result <- v.watch(ctx, a)
+			return
+		}
+		v.result <- v.decide(ctx, a, w)
+	}()
 	return v
 }
 
+func (u *lineUI) showInbox(ctx context.Context, l inboxList) view {
+	v := u.newView("inbox", time.Time{}, viewResult{}, "going back")
+	v.l = l
+	go func() { v.result <- v.listInbox(ctx) }()
+	return v
+}
+
+func (u *lineUI) inboxKey() string { return "type i instead of an answer or a decision" }
+
 func (u *lineUI) newView(kind string, expires time.Time, eof viewResult, eofDoing string) *lineView {
 	return &lineView{ui: u, kind: kind, expires: expires, eof: eof, eofDoing: eofDoing,
-		waiting: make(chan waiting, 1), ended: make(chan string, 1), result: make(chan viewResult, 1)}
+		waiting: make(chan waiting, 1), ended: make(chan string, 1), result: make(chan viewResult, 1),
+		progressed: make(chan string, 1), lists: make(chan inboxList, 1)}
 }
 
 // lineView is one request asked in lines. Its goroutine alone writes to the output
@@ -66,6 +88,12 @@ type lineView struct {
 	waiting  chan waiting // latest count of requests waiting behind this one
 	ended    chan string  // the note when the request ended elsewhere
 	result   chan viewResult
+	// progressed is the latest line of whom an approval waits for; lists the latest
+	// inbox list, which l holds once said.
+	progressed chan string
+	lists      chan inboxList
+	l          inboxList
+	from       string // the request's session, when named
 }
 
 func (v *lineView) done() <-chan viewResult { return v.result }
@@ -80,11 +108,30 @@ func (v *lineView) setWaiting(w waiting) {
 
 func (v *lineView) end(note string) { v.ended <- note }
 
+func (v *lineView) progress(line string) {
+	select {
+	case <-v.progressed: // keep only the latest
+	default:
+	}
+	v.progressed <- line
+}
+
+func (v *lineView) list(l inboxList) {
+	select {
+	case <-v.lists: // keep only the latest
+	default:
+	}
+	v.lists <- l
+}
+
 func (v *lineView) printf(format string, args ...any) { _, _ = fmt.Fprintf(v.ui.out, format, args...) }
 
 // intro is the first line of a request: what is asked, the time left, what waits, and
 // the word that declines or denies.
 func (v *lineView) intro(what string, w waiting, key string) {
+	if v.from != "" {
+		what += " From " + v.from + "."
+	}
 	if !v.expires.IsZero() {
 		what += " Time left: " + spokenDuration(time.Until(v.expires)) + "."
 	}
@@ -116,6 +163,9 @@ func (v *lineView) askSet(ctx context.Context, s *set, w waiting) viewResult {
 			line, err := v.readLine(ctx, &seen)
 			if err != nil {
 				return v.stopped(err)
+			}
+			if inboxWord(line) {
+				return viewResult{inbox: true}
 			}
 			decline, msg := v.parse(q, line)
 			if decline {
@@ -305,6 +355,14 @@ func (v *lineView) readLine(ctx context.Context, seen *waiting) (string, error) 
 			stop()
 			v.cameIn(*seen, w)
 			*seen = w
+		case line := <-v.progressed:
+			stop()
+			v.printf("\n(%s)\n", line)
+		case l := <-v.lists:
+			stop()
+			v.l = l
+			v.printf("\nThe inbox changed.\n")
+			v.printList()
 		case <-alarm:
 			v.printf("\n(%s left to answer.)\n", spokenDuration(time.Until(v.expires)))
 		case note := <-v.ended:
@@ -456,5 +514,53 @@ func (r *lineReader) close() {
 	if r.cancel != nil && r.cancel.Cancel() {
 		r.stopped.Wait()
 		_ = r.cancel.Close()
+	}
+}
+
+// inboxWord reports whether a line asks for the inbox list: i, or inbox.
+func inboxWord(line string) bool {
+	t := strings.ToLower(strings.TrimSpace(clean(line, false)))
+	return t == "i" || t == "inbox"
+}
+
+// listInbox says the inbox list and reads which request to open, by its number; an
+// empty line goes back.
+func (v *lineView) listInbox(ctx context.Context) viewResult {
+	who := ""
+	if v.l.who != "" {
+		who = ", " + v.l.who
+	}
+	v.printf("\nYour inbox%s.\n", who)
+	v.printList()
+	var seen waiting
+	for {
+		v.printf("Open: ")
+		line, err := v.readLine(ctx, &seen)
+		if err != nil {
+			return v.stopped(err)
+		}
+		t := strings.TrimSpace(clean(line, false))
+		if t == "" || len(v.l.pending) == 0 {
+			return viewResult{}
+		}
+		k, err := strconv.Atoi(t)
+		if err != nil || k < 1 || k > len(v.l.pending) {
+			v.printf("Type a number from 1 to %d, or nothing to go back.\n", len(v.l.pending))
+			continue
+		}
+		key := v.l.pending[k-1].key
+		return viewResult{open: &key}
+	}
+}
+
+// printList writes the inbox list held, then how to open a request of it.
+func (v *lineView) printList() {
+	for _, line := range listLines(v.l) {
+		v.printf("%s\n", line)
+	}
+	if len(v.l.pending) > 0 {
+		v.printf("Type a number to open it, or nothing to go back.\n")
+	} else {
+		v.printf("Type nothing to go back.\n")
 	}
 }

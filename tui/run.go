@@ -6,8 +6,11 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/askuser-go/askuser"
 	"github.com/askuser-go/askuser/wire"
 )
 
@@ -49,10 +52,13 @@ type Options struct {
 	Quiet bool
 }
 
-// Run makes this terminal a device of a session: it shows each question set and each
+// Run makes this terminal a device of its sessions: it shows each question set and each
 // approval the host sends on conn, oldest first, as a form (or as plain prompts with
 // [Options.Accessible]), and sends the person's answers, decline or decision back on
-// conn. It keeps a queue of the pending requests, and closes the one shown, with a
+// conn. When the host says who the terminal is connected as (the inbox event), an
+// approval its person may not decide is shown read-only, after the requests they can
+// answer; ctrl+o in a form (i in the accessible mode) lists every pending request,
+// newest first, to open one (docs/TERMINAL.md, "The inbox"). It keeps a queue of the pending requests, and closes the one shown, with a
 // note, when it ends elsewhere: answered or decided on another device, timed out,
 // cancelled. When the host refuses an answer or a decision (an edit its schema does
 // not take), the form opens again with the host's problems and the choices made.
@@ -113,8 +119,8 @@ type device struct {
 	ui     ui
 	events chan wire.Event // from the receiver
 	failed chan error      // the receiver's end: conn failed
-	// queue holds the pending requests, question sets and approvals, in the order they
-	// came; queue[0] is shown.
+	// queue holds the pending requests, question sets and approvals, of every session
+	// the terminal is given, in the order they came. The one shown is head().
 	queue []request
 	onEnd func(requestID string) // Options.OnEnd, or nil
 	// alerts is where the bell and the title go (Options.Output), nil when Quiet;
@@ -124,14 +130,41 @@ type device struct {
 	// bellOnly, in the accessible mode, rings without setting the title: that mode
 	// writes no escape sequence.
 	bellOnly bool
+	// The inbox (inbox.go): who the terminal is connected as, from the host's inbox
+	// event ("" when none came: every approval is then shown with its decisions), and
+	// the requests that ended lately, newest first. chosen is the request the person
+	// opened from the inbox list, shown before the queue's order until it leaves the
+	// queue; listing says the person asked for the list, shown next; listShown that it
+	// is shown now. titles are the sessions the terminal has had requests of (or was
+	// told of), with their titles; listed is the pending list last printed.
+	user    string
+	groups  []string
+	decided []wire.InboxEntry
+	chosen  request
+	listing bool
+	listUp  bool
+	titles  map[askuser.SessionID]string
+	listed  string
+}
+
+// reqKey names a request: its session and its id. Requests of different sessions may
+// have the same id (two agents' first tool calls, say).
+type reqKey struct {
+	session askuser.SessionID
+	id      string
 }
 
 // request is one pending request of the queue: a question set (*set) or an approval
 // (*approval). Only the device loop and the one view showing it use it.
 type request interface {
 	requestID() string
+	key() reqKey
 	// title says what it is about, in a line: the first question, or the tool's name.
 	title() string
+	// entry is its line in the inbox, as a pending request.
+	entry() wire.InboxEntry
+	// setOrigin names its session in the view to come ("" for none).
+	setOrigin(label string)
 	// resolvedType is the type of the event that says it ended.
 	resolvedType() string
 	// replyEvent is the event that sends what the person did in a view.
@@ -153,19 +186,29 @@ type ui interface {
 	show(ctx context.Context, s *set, w waiting) view
 	// showApproval is show for an approval.
 	showApproval(ctx context.Context, a *approval, w waiting) view
+	// showInbox starts showing the inbox list l, and returns at once. The view ends
+	// when the person opens one of its requests or goes back.
+	showInbox(ctx context.Context, l inboxList) view
+	// inboxKey says how the person opens the inbox list: "ctrl+o in a form".
+	inboxKey() string
 	// say prints one line between views.
 	say(text string)
 	// close releases what the ui holds; the loop has ended every view first.
 	close()
 }
 
-// view is one request being shown.
+// view is one request, or the inbox list, being shown.
 type view interface {
 	// done yields the view's one result once it has ended and left the terminal.
 	done() <-chan viewResult
 	// setWaiting tells what now waits behind this request.
 	setWaiting(w waiting)
-	// end closes the view with a note: the request ended elsewhere.
+	// progress tells an approval's view whom it waits for now (waitingLine).
+	progress(line string)
+	// list gives the inbox list's view the list now.
+	list(l inboxList)
+	// end closes the view with a note: the request ended elsewhere. An empty note
+	// leaves nothing behind.
 	end(note string)
 }
 
@@ -179,6 +222,10 @@ type viewResult struct {
 	// then, when set with a reply, ends Run once the host has had the reply: the input
 	// ended, so nothing more can be answered here.
 	then error
+	// inbox says the person asked for the inbox list, leaving the request for now; open,
+	// from the list, names the request they opened.
+	inbox bool
+	open  *reqKey
 }
 
 // replied reports whether the person replied.
@@ -186,13 +233,15 @@ func (r viewResult) replied() bool { return r.reply != nil || r.decision != nil 
 
 // resolution is the data of an ask_user_questions_resolved or tool_approval_resolved
 // event, with the outcome kept as text: a device treats any outcome, known or not, as
-// the end of the request. Reason, Grant and Arguments are an approval's.
+// the end of the request. Reason, Grant, Arguments and By are an approval's.
 type resolution struct {
 	RequestID string          `json:"requestId"`
 	Outcome   string          `json:"outcome"`
 	Reason    string          `json:"reason"`
 	Grant     string          `json:"grant"`
 	Arguments json.RawMessage `json:"arguments"`
+	By        string          `json:"by"`
+	At        time.Time       `json:"at"`
 }
 
 // receive feeds the loop with the host's events until ctx ends or conn fails.
@@ -223,10 +272,18 @@ func (d *device) next(ctx context.Context) (wire.Event, error) {
 	}
 }
 
-// loop shows the queue's head until the queue is empty, then waits for requests.
+// loop shows the inbox list when the person asks for it, else the request at the head
+// until the queue is empty, then waits for requests.
 func (d *device) loop(ctx context.Context) error {
 	for {
-		if len(d.queue) == 0 {
+		if d.listing {
+			if err := d.serveInbox(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		r := d.head()
+		if r == nil {
 			ev, err := d.next(ctx)
 			if err != nil {
 				return err
@@ -234,18 +291,45 @@ func (d *device) loop(ctx context.Context) error {
 			d.take(ev, nil)
 			continue
 		}
-		if err := d.serve(ctx, d.queue[0]); err != nil {
+		d.printList()
+		if err := d.serve(ctx, r); err != nil {
 			return err
 		}
 	}
 }
 
+// head is the request to show: the one the person opened from the inbox list, else
+// the oldest the person may answer or decide, else the oldest approval they may only
+// watch; nil when nothing is pending.
+func (d *device) head() request {
+	if d.chosen != nil && d.find(d.chosen.key()) >= 0 {
+		return d.chosen
+	}
+	d.chosen = nil
+	for _, r := range d.queue {
+		if !d.readOnly(r) {
+			return r
+		}
+	}
+	if len(d.queue) > 0 {
+		return d.queue[0]
+	}
+	return nil
+}
+
 // take handles an event that is not about the request cur being shown or awaited (cur
 // may be nil): a new question set or approval joins the queue; a resolution removes its
-// request; an error is said. It reports whether the event was about cur instead,
-// leaving it to the caller.
+// request; an error is said; the inbox event tells who the terminal is connected as. It
+// reports whether the event was about cur instead, leaving it to the caller.
 func (d *device) take(ev wire.Event, cur request) (mine bool) {
+	isCur := func(id string) bool { return cur != nil && cur.key() == reqKey{ev.SessionID, id} }
 	switch ev.Type {
+	case wire.EventInbox:
+		var in wire.InboxData
+		if json.Unmarshal(ev.Data, &in) != nil {
+			return false
+		}
+		d.person(ev.SessionID, in)
 	case wire.EventAsk:
 		var a wire.AskData
 		if json.Unmarshal(ev.Data, &a) != nil || a.RequestID == "" || len(a.Questions) == 0 {
@@ -263,12 +347,16 @@ func (d *device) take(ev wire.Event, cur request) (mine bool) {
 		if json.Unmarshal(ev.Data, &p) != nil {
 			return false
 		}
-		if cur != nil && p.RequestID == cur.requestID() {
+		if isCur(p.RequestID) {
 			return true // a view may be showing it: the caller applies it
 		}
-		if i := d.find(p.RequestID); i >= 0 {
+		if i := d.find(reqKey{ev.SessionID, p.RequestID}); i >= 0 {
 			if a, ok := d.queue[i].(*approval); ok {
+				was := d.readOnly(a)
 				a.progress(p)
+				if was && !d.readOnly(a) {
+					d.alert(a) // an escalation step names the person
+				}
 			}
 		}
 	case wire.EventResolved, wire.EventApprovalResolved:
@@ -276,11 +364,13 @@ func (d *device) take(ev wire.Event, cur request) (mine bool) {
 		if json.Unmarshal(ev.Data, &r) != nil {
 			return false
 		}
-		if cur != nil && r.RequestID == cur.requestID() && ev.Type == cur.resolvedType() {
+		if isCur(r.RequestID) && ev.Type == cur.resolvedType() {
 			return true
 		}
-		if i := d.find(r.RequestID); i >= 0 && d.queue[i].resolvedType() == ev.Type {
+		if i := d.find(reqKey{ev.SessionID, r.RequestID}); i >= 0 && d.queue[i].resolvedType() == ev.Type {
+			q := d.queue[i]
 			d.queue = append(d.queue[:i:i], d.queue[i+1:]...)
+			d.record(q, r)
 			d.ended(r.RequestID)
 		}
 	case wire.EventError:
@@ -288,10 +378,10 @@ func (d *device) take(ev wire.Event, cur request) (mine bool) {
 		if json.Unmarshal(ev.Data, &e) != nil {
 			return false
 		}
-		if cur != nil && e.RequestID == cur.requestID() {
+		if cur != nil && e.RequestID == cur.requestID() && (ev.SessionID.IsZero() || ev.SessionID == cur.key().session) {
 			return true
 		}
-		if cur == nil { // during a view, an error about something else is not worth a line
+		if cur == nil && !d.listUp { // during a view, an error about something else is not worth a line
 			d.ui.say("The host refused a message: " + clean(e.Message, false))
 		}
 	}
@@ -301,9 +391,13 @@ func (d *device) take(ev wire.Event, cur request) (mine bool) {
 // enqueue adds r to the queue, unless it is there already: a device may be sent a
 // pending request again.
 func (d *device) enqueue(r request) {
-	if d.find(r.requestID()) < 0 {
+	if d.find(r.key()) < 0 {
 		d.queue = append(d.queue, r)
-		d.alert(r)
+		e := r.entry()
+		d.noteSession(e.SessionID, e.SessionTitle)
+		if !d.readOnly(r) {
+			d.alert(r)
+		}
 	}
 }
 
@@ -328,17 +422,17 @@ func (d *device) alert(r request) {
 	_, _ = io.WriteString(d.alerts, b.String())
 }
 
-// untitle gives the terminal its title back once nothing waits.
+// untitle gives the terminal its title back once nothing waits for the person.
 func (d *device) untitle() {
-	if d.alerts != nil && d.titled && len(d.queue) == 0 {
+	if d.alerts != nil && d.titled && !slices.ContainsFunc(d.queue, func(r request) bool { return !d.readOnly(r) }) {
 		_, _ = io.WriteString(d.alerts, "\x1b[23;0t")
 		d.titled = false
 	}
 }
 
-func (d *device) find(requestID string) int {
+func (d *device) find(k reqKey) int {
 	for i, r := range d.queue {
-		if r.requestID() == requestID {
+		if r.key() == k {
 			return i
 		}
 	}
@@ -347,16 +441,17 @@ func (d *device) find(requestID string) int {
 
 // remove takes r out of the queue.
 func (d *device) remove(r request) {
-	if i := d.find(r.requestID()); i >= 0 {
+	if i := d.find(r.key()); i >= 0 {
 		d.queue = append(d.queue[:i:i], d.queue[i+1:]...)
 	}
 }
 
-// waitingBehind counts the requests of the queue other than r, by kind.
+// waitingBehind counts the requests of the queue other than r that the person may
+// answer or decide, by kind.
 func (d *device) waitingBehind(r request) waiting {
 	var w waiting
 	for _, q := range d.queue {
-		if q == r {
+		if q == r || d.readOnly(q) {
 			continue
 		}
 		if _, ok := q.(*approval); ok {
@@ -384,17 +479,27 @@ func stoppedNote(r request) string {
 // show starts the view of r.
 func (d *device) show(ctx context.Context, r request) view {
 	w := d.waitingBehind(r)
+	r.setOrigin(d.origin(r))
 	if a, ok := r.(*approval); ok {
+		a.readOnly = d.readOnly(a)
 		return d.ui.showApproval(ctx, a, w)
 	}
 	return d.ui.show(ctx, r.(*set), w)
 }
 
+// Notes of a view that closes for another to be shown.
+const (
+	setAsideNote = "Set aside: something you can answer came in. It comes back once nothing else waits."
+	escalateNote = "An escalation step names you: you may decide it now."
+)
+
 // serve shows r until the person replies or it ends elsewhere, sends the reply, and
 // waits for the host's verdict on it. It returns with r either out of the queue or
-// still at its head with the host's problems, to be shown again.
+// still in it (with the host's problems, to be shown again; or set aside).
 func (d *device) serve(ctx context.Context, r request) error {
 	v := d.show(ctx, r)
+	a, _ := r.(*approval)
+	readOnly := a != nil && a.readOnly
 	ended := false
 	var res viewResult
 	var progress []wire.ApprovalProgressData // of r, applied once the view is done
@@ -407,15 +512,33 @@ wait:
 		case ev := <-d.events:
 			if !d.take(ev, r) {
 				v.setWaiting(d.waitingBehind(r))
+				if readOnly && !reshow && !ended && d.head() != r {
+					reshow = true
+					v.end(setAsideNote)
+				}
 				continue
 			}
 			if ev.Type == wire.EventApprovalProgress {
 				var p wire.ApprovalProgressData
 				_ = json.Unmarshal(ev.Data, &p)
 				progress = append(progress, p)
-				if len(p.Arguments) > 0 && !ended && !reshow {
+				if ended || reshow || a == nil {
+					continue
+				}
+				data := a.data
+				for _, p := range progress {
+					data = withProgress(data, p)
+				}
+				switch {
+				case len(p.Arguments) > 0:
 					reshow = true
 					v.end("The arguments were edited on another device; they are shown again, to decide anew.")
+				case readOnly && mayDecide(data.Approvers, d.user, d.groups):
+					reshow = true
+					d.alert(r)
+					v.end(escalateNote)
+				default:
+					v.progress(waitingLine(data.Approvers))
 				}
 				continue
 			}
@@ -424,6 +547,7 @@ wait:
 				_ = json.Unmarshal(ev.Data, &rs)
 				ended = true
 				d.remove(r)
+				d.record(r, rs)
 				v.end(r.endNote(rs, viewResult{}))
 			}
 		case err := <-d.failed:
@@ -437,7 +561,7 @@ wait:
 			return err
 		}
 	}
-	if a, ok := r.(*approval); ok {
+	if a != nil {
 		for _, p := range progress {
 			a.progress(p)
 		}
@@ -448,11 +572,12 @@ wait:
 		}
 		return res.err
 	}
+	d.listing = res.inbox
 	if ended || reshow || !res.replied() {
 		if ended {
 			d.ended(r.requestID())
 		}
-		return nil
+		return res.then // the input ended under a view that sends nothing
 	}
 
 	// The person replied: send it, and wait for the host to resolve r or refuse it.
@@ -476,13 +601,13 @@ wait:
 			var rs resolution
 			_ = json.Unmarshal(ev.Data, &rs)
 			d.remove(r)
+			d.record(r, rs)
 			d.ui.say(r.endNote(rs, res))
 			d.ended(r.requestID())
 			return res.then
 		case wire.EventApprovalProgress:
 			// Recorded, and waiting for others' approvals: not shown here again.
-			a, ok := r.(*approval)
-			if !ok {
+			if a == nil {
 				continue
 			}
 			var p wire.ApprovalProgressData
