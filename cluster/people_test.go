@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askuser-go/askuser"
+	"github.com/askuser-go/askuser/askusertest"
 	"github.com/askuser-go/askuser/cluster"
 	"github.com/askuser-go/askuser/store"
 	"github.com/askuser-go/askuser/wire"
@@ -143,6 +144,13 @@ func TestPeopleAcrossReplicas(t *testing.T) {
 	dev, _ := rs[0].connect(t, "session=ops&user=dev")
 	alice, _ := rs[1].connect(t, "session=alice-home&user=alice&groups=dba")
 	lead, _ := rs[2].connect(t, "session=lead-home&user=lead")
+	home := askuser.StringSession("alice-home")
+	aliceOf := wshub.Access{User: "alice", Groups: []string{"dba"}, Sessions: []askuser.SessionID{home}}
+	question := make(chan askuser.Result, 1)
+	go func() {
+		question <- rs[2].d.Dispatch(context.Background(), askuser.ToolCall{Session: home, ID: "call_q", Name: askuser.ToolName, Arguments: json.RawMessage(deployArgs)})
+	}()
+	alice.next(wire.EventAsk)
 	s := askuser.StringSession("ops")
 	ch := make(chan askuser.ApprovalResult, 1)
 	go func() {
@@ -156,9 +164,16 @@ func TestPeopleAcrossReplicas(t *testing.T) {
 			t.Fatalf("approval %s %+v, %v; want the session ops's, titled", ev.SessionID, a, err)
 		}
 	}
-	if box := rs[2].hub.Inbox(wshub.Access{User: "bob", Groups: []string{"dba"}, Sessions: []askuser.SessionID{askuser.StringSession("bob-home")}}); len(box.Pending) != 1 || box.Pending[0].ReadOnly {
-		t.Fatalf("bob's inbox on the third replica %+v; want the approval to decide", box)
-	}
+	// Alice's inbox, on a replica where she has no device: the approval routed to her,
+	// then her own session's question, newest first.
+	waitFor(t, "alice's inbox on the first replica to list both", func() bool {
+		box := rs[0].hub.Inbox(aliceOf)
+		return len(box.Pending) == 2 && box.Pending[0].RequestID == "toolu_p" && box.Pending[1].RequestID == "call_q"
+	})
+	waitFor(t, "bob's inbox on the third replica to list the approval, to decide", func() bool {
+		box := rs[2].hub.Inbox(wshub.Access{User: "bob", Groups: []string{"dba"}, Sessions: []askuser.SessionID{askuser.StringSession("bob-home")}})
+		return len(box.Pending) == 1 && !box.Pending[0].ReadOnly
+	})
 	if box := rs[1].hub.Inbox(wshub.Access{User: "lead", Sessions: []askuser.SessionID{askuser.StringSession("lead-home")}}); len(box.Pending) != 0 {
 		t.Fatalf("the lead's inbox before the step %+v; want nothing", box)
 	}
@@ -189,10 +204,18 @@ func TestPeopleAcrossReplicas(t *testing.T) {
 		}
 	}
 	for i, r := range rs {
-		box := r.hub.Inbox(wshub.Access{User: "alice", Groups: []string{"dba"}, Sessions: []askuser.SessionID{askuser.StringSession("alice-home")}})
-		if len(box.Pending) != 0 || len(box.Decided) != 1 || box.Decided[0].By != "lead" || box.Decided[0].Outcome != "approved" {
-			t.Fatalf("alice's inbox on replica %d %+v; want the approval decided by the lead", i, box)
-		}
+		waitFor(t, fmt.Sprintf("alice's inbox on replica %d to show the approval decided", i), func() bool {
+			box := r.hub.Inbox(aliceOf)
+			return len(box.Pending) == 1 && box.Pending[0].RequestID == "call_q" && len(box.Decided) == 1 && box.Decided[0].By == "lead" && box.Decided[0].Outcome == "approved"
+		})
+	}
+	rs[1].d.CancelSession(home) // the question ends on another replica than the one that asked
+	if r := <-question; r.Outcome != askuser.Cancelled {
+		t.Fatalf("the question %v; want cancelled", r.Outcome)
+	}
+	alice.next(wire.EventResolved)
+	for i, r := range rs {
+		waitFor(t, fmt.Sprintf("alice's inbox on replica %d to empty", i), func() bool { return len(r.hub.Inbox(aliceOf).Pending) == 0 })
 	}
 }
 
@@ -224,4 +247,53 @@ func TestReplicaStartedWhileApprovalWaits(t *testing.T) {
 		t.Fatalf("got %v by %q; want denied by the lead", r.Outcome, r.Decision.By)
 	}
 	lead.next(wire.EventApprovalResolved)
+}
+
+// TestQuorumEditAndDenialAcrossReplicas: of a call two of ann, bob and cy must approve,
+// asked on one replica: ann's approval on a second, then bob's edit on the third, which
+// starts the count again with bob's approval of the edited arguments (ann's no longer
+// counts), then cy's denial on the second, which ends it at once, denied, on the asking
+// replica.
+func TestQuorumEditAndDenialAcrossReplicas(t *testing.T) {
+	checkLeaks(t)
+	policy := branchPolicy()
+	policy.Ask[0].Approvers = &askuser.Approvers{Users: []string{"ann", "bob", "cy"}, Quorum: 2}
+	rs := threeReplicas(t, nil, &askuser.Options{Policy: policy})
+	s := askuser.StringSession("edit-deny")
+	asker, ann, bob, cy := rs[0].devices.ConnectAs(s, "dev"), rs[1].devices.ConnectAs(s, "ann"), rs[2].devices.ConnectAs(s, "bob"), rs[1].devices.ConnectAs(s, "cy")
+	ch := approve(rs[0], s, "toolu_e", `{"name":"feature/old"}`)
+	var a wire.ApprovalData
+	if err := json.Unmarshal(recv(t, asker, wire.EventApproval).Data, &a); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*askusertest.Device{ann, bob, cy} {
+		recv(t, d, wire.EventApproval)
+	}
+	if err := ann.Send(t.Context(), decision(s, wire.ApprovalResultData{RequestID: "toolu_e", Decision: wire.DecisionApprove, Digest: a.Digest})); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, asker, wire.EventApprovalProgress)
+	recv(t, bob, wire.EventApprovalProgress)
+	if err := bob.Send(t.Context(), decision(s, wire.ApprovalResultData{RequestID: "toolu_e", Decision: wire.DecisionEdit, Arguments: json.RawMessage(`{"name":"feature/older"}`), Digest: a.Digest})); err != nil {
+		t.Fatal(err)
+	}
+	var p wire.ApprovalProgressData
+	if err := json.Unmarshal(recv(t, asker, wire.EventApprovalProgress).Data, &p); err != nil || fmt.Sprint(p.Approved) != "[bob]" || p.Digest == a.Digest || string(p.Arguments) != `{"name":"feature/older"}` {
+		t.Fatalf("progress after the edit %+v, %v; want the count started again with bob's, a new digest, the edited arguments", p, err)
+	}
+	select {
+	case r := <-ch:
+		t.Fatalf("ann's approval and bob's edit ended the call: %+v", r)
+	default:
+	}
+	waitFor(t, "the second replica to read the edit", func() bool {
+		got := rs[1].tr.PendingApprovals(s)
+		return len(got) == 1 && got[0].Digest == p.Digest
+	})
+	if err := cy.Send(t.Context(), decision(s, wire.ApprovalResultData{RequestID: "toolu_e", Decision: wire.DecisionDeny, Reason: "not today", Digest: p.Digest})); err != nil {
+		t.Fatal(err)
+	}
+	if r := approvalResult(t, ch); r.Outcome != askuser.Denied || r.Decision.By != "cy" {
+		t.Fatalf("the asking replica got %v by %q; want denied by cy", r.Outcome, r.Decision.By)
+	}
 }
