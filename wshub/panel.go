@@ -28,6 +28,7 @@ var panelFiles embed.FS
 var panelParts = []string{
 	"wire.js",
 	"text.js",
+	"requests.js",
 	"markdown.js",
 	"questionset.js",
 	"drafts.js",

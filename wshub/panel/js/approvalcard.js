@@ -18,6 +18,7 @@ function buildApprovalCard(a, ctx) {
   var node = el("section", "askuser-approval");
   node.setAttribute("data-testid", "approval");
   node.setAttribute("data-request-id", a.requestId);
+  node.setAttribute("data-session-key", sessionKey(a.session));
   node.setAttribute("data-tool", a.tool);
   node.setAttribute("aria-label", S.approvalLabel(clean(a.tool)));
   node.tabIndex = -1;

@@ -16,32 +16,18 @@ var EVENT_APPROVAL_PROGRESS = "tool_approval_progress";
 
 var APPROVAL_NOTE_LIMIT = 3; // notes shown at most; the oldest goes first
 var APPROVAL_ENDED_LIMIT = 20; // ended approvals remembered, for a refusal that comes late
-var APPROVAL_NOTE_ARGS = 200; // the longest arguments a note quotes, in characters
-
-// The outcome each decision ends its approval with, when it is the decision that counts.
-function decidedAs(decision, outcome, grant) {
-  switch (decision) {
-    case "approve":
-      return outcome === "approved" && !grant;
-    case "always":
-      return outcome === "approved" && !!grant;
-    case "deny":
-      return outcome === "denied";
-    case "edit":
-      return outcome === "edited";
-  }
-  return false;
-}
 
 /**
  * createApprovals makes the stack and puts it in parent before next. ctx: {S, send(ev)
  * (false when it could not), say(text), now(), autoFocus, drafts, connected,
  * replyTimeout, focusQuestions() (true when a question set took the focus), person()
  * (who the panel is connected as, or null), changed() (a card went)}. Returns {node,
- * handle(ev), error(data), setConnected(on), ids(), pending(), info(requestId),
- * refreshAll(), focus(requestId), owns(node), clear(), destroy()}; handle and error
- * report whether the event was the stack's. A card whose approvers do not name the
- * person is read-only: it shows who it waits for, without the decisions.
+ * handle(ev), error(data, session), setConnected(on), ids(), pending(), info(requestId,
+ * session), refreshAll(), focus(requestId, session), owns(node), clear(), destroy()};
+ * handle and error report whether the event was the stack's. Cards are kept by session
+ * and request id (a session as sessionOf has it; none named: the one card of the id). A
+ * card whose approvers do not name the person is read-only: it shows who it waits for,
+ * without the decisions.
  */
 function createApprovals(parent, next, ctx) {
   var S = ctx.S;
@@ -51,10 +37,10 @@ function createApprovals(parent, next, ctx) {
 
   // Written only by the functions below, on the page's one thread. An entry is {set (an
   // Approval), view (its card), announced, replyTimer, hadFocus}.
-  var cards = new Map(); // requestId -> entry, oldest first
-  var ended = new Map(); // requestId -> {a, outcome, data, own, note}, oldest first
+  var cards = new RequestMap(); // (session, requestId) -> entry, oldest first
+  var ended = new RequestMap(); // (session, requestId) -> {a, outcome, data, own, note}, oldest first
   var connected = !!ctx.connected;
-  var countdown = createCountdown(function () { return Array.from(cards.values()); },
+  var countdown = createCountdown(function () { return cards.values(); },
     {timeLeft: S.timeLeft, timeUp: S.timeUp, timeLeftSpoken: S.approvalTimeLeftSpoken}, ctx.now, ctx.say);
 
   // refresh shows entry as it is now; an approval whose approvers (after an escalation
@@ -89,14 +75,14 @@ function createApprovals(parent, next, ctx) {
   // focusAfter keeps keyboard users on what is left when a card or note goes: the next
   // card (or else the last one), else a question set, else a note of the stack.
   function focusAfter(next) {
-    var n;
+    var n, entry;
     for (n = next && next.parentNode === stack ? next : null; n; n = n.nextElementSibling) {
-      if (cards.has(n.getAttribute("data-request-id")) && n.classList.contains("askuser-approval")) {
-        cards.get(n.getAttribute("data-request-id")).view.focus();
+      if ((entry = cardOf(n))) {
+        entry.view.focus();
         return;
       }
     }
-    var all = Array.from(cards.values());
+    var all = cards.values();
     if (all.length) {
       all[all.length - 1].view.focus();
     } else if (!(ctx.focusQuestions && ctx.focusQuestions()) && stack.lastElementChild) {
@@ -177,16 +163,18 @@ function createApprovals(parent, next, ctx) {
 
   // ---- approvals coming and going ---------------------------------------------------
 
-  function add(ev) {
+  // add takes a tool_approval event (session: its session, when known already).
+  function add(ev, session) {
     var data = ev.data;
     if (!data || typeof data.requestId !== "string" || data.requestId === "" || typeof data.tool !== "string") {
       return;
     }
-    var existing = cards.get(data.requestId);
+    session = session || sessionOf(ev);
+    var existing = cards.get(session, data.requestId);
     if (existing) {
-      // The same approval again (a reconnect): keep what the person has begun.
+      // The same approval of the same session again (a reconnect): keep what the person
+      // has begun.
       var a0 = existing.set;
-      a0.session = sessionOf(ev);
       a0.expiresAt = data.expiresAt ? Date.parse(str(data.expiresAt)) : NaN;
       a0.digest = str(data.digest) || a0.digest;
       a0.approvers = approversOf(data.approvers);
@@ -200,9 +188,9 @@ function createApprovals(parent, next, ctx) {
       countdown.tick();
       return;
     }
-    forget(data.requestId);
-    var a = new Approval(data, sessionOf(ev));
-    a.restore(ctx.drafts.load(a.requestId));
+    forget(session, data.requestId);
+    var a = new Approval(data, session);
+    a.restore(ctx.drafts.load(a));
     var entry = {set: a, view: null, announced: {}, replyTimer: null, hadFocus: false, arrived: ctx.now()};
     entry.view = buildApprovalCard(a, {
       S: S,
@@ -218,17 +206,17 @@ function createApprovals(parent, next, ctx) {
         ctx.drafts.save(a);
         refresh(entry);
       },
-      onDismiss: function () { end(a.requestId, null, null); }
+      onDismiss: function () { end(entry, null, null); }
     });
     var focus = shouldFocus();
-    cards.set(a.requestId, entry);
+    cards.set(session, a.requestId, entry);
     stack.appendChild(entry.view.node);
     refresh(entry);
     countdown.tick();
     ctx.say(a.readOnly ? S.approvalAskedReadOnly(clean(a.tool)) : S.approvalAsked(clean(a.tool)));
     if (focus) {
       afterPaint(function () {
-        if (cards.get(a.requestId) === entry && !a.gone && !a.sending && shouldFocus()) {
+        if (cards.get(session, a.requestId) === entry && !a.gone && !a.sending && shouldFocus()) {
           entry.view.focus();
         }
       });
@@ -240,7 +228,7 @@ function createApprovals(parent, next, ctx) {
   // approvals, whose card is made anew.
   function progress(ev) {
     var data = ev.data;
-    var entry = data && typeof data.requestId === "string" ? cards.get(data.requestId) : null;
+    var entry = data && typeof data.requestId === "string" ? cards.find(sessionOf(ev), data.requestId) : null;
     if (!entry) {
       return;
     }
@@ -268,13 +256,13 @@ function createApprovals(parent, next, ctx) {
         Object.defineProperty(next, "rawArguments", {value: data.rawArguments, enumerable: false, configurable: true});
       }
       var node = entry.view.node;
-      cards.delete(a.requestId);
-      ctx.drafts.remove(a.requestId);
+      cards.remove(a.session, a.requestId);
+      ctx.drafts.remove(a);
       clearTimeout(entry.replyTimer);
       if (node.parentNode) {
         node.parentNode.removeChild(node);
       }
-      add({type: EVENT_APPROVAL, sessionId: ev.sessionId, data: next});
+      add({type: EVENT_APPROVAL, sessionId: ev.sessionId, data: next}, a.session);
       return;
     }
     if (a.approvers) {
@@ -286,23 +274,6 @@ function createApprovals(parent, next, ctx) {
     } else {
       refresh(entry);
     }
-  }
-
-  // noteText says how approval a ended on another device, or otherwise.
-  function noteText(a, outcome, data) {
-    switch (outcome) {
-      case "approved":
-        return data.grant ? S.alwaysElsewhere(clean(data.grant)) : S.approvedElsewhere;
-      case "edited":
-        var raw = typeof data.rawArguments === "string" ? data.rawArguments : JSON.stringify(data.arguments);
-        var parsed = parseJSONText(str(raw)).node;
-        var args = Array.from(parsed ? printJSON(parsed, 0) : str(raw));
-        return S.editedElsewhere(args.length > APPROVAL_NOTE_ARGS ? args.slice(0, APPROVAL_NOTE_ARGS).join("") + "\u2026" : args.join(""));
-      case "denied":
-        return S.deniedElsewhere(clean(str(data.reason)));
-    }
-    var text = S.approvalResolved[outcome] || S.approvalEnded;
-    return typeof text === "function" ? text(clean(a.tool)) : text;
   }
 
   function showNote(record, before, text, late) {
@@ -344,24 +315,28 @@ function createApprovals(parent, next, ctx) {
   }
 
   // forget drops what is known of an ended approval, asked again.
-  function forget(requestId) {
-    var record = ended.get(requestId);
+  function forget(session, requestId) {
+    var record = ended.get(session, requestId);
     if (record) {
       dismissNote(record);
-      ended.delete(requestId);
+      ended.remove(session, requestId);
     }
   }
 
-  // end removes a card: outcome is how it ended on the server (data, its resolution),
-  // or null when the person dismissed it here.
-  function end(requestId, outcome, data) {
-    var entry = cards.get(requestId);
-    if (!entry) {
+  // cardOf is the entry whose card is node, or null.
+  function cardOf(node) {
+    return cards.values().filter(function (e) { return e.view.node === node; })[0] || null;
+  }
+
+  // end removes entry's card: outcome is how it ended on the server (data, its
+  // resolution), or null when the person dismissed it here.
+  function end(entry, outcome, data) {
+    var a = entry && entry.set;
+    if (!a || cards.get(a.session, a.requestId) !== entry) {
       return;
     }
-    var a = entry.set;
-    cards.delete(requestId);
-    ctx.drafts.remove(requestId);
+    cards.remove(a.session, a.requestId);
+    ctx.drafts.remove(a);
     clearTimeout(entry.replyTimer);
     var node = entry.view.node;
     var active = document.activeElement;
@@ -371,15 +346,13 @@ function createApprovals(parent, next, ctx) {
     var note = null;
     if (outcome !== null) {
       var record = {a: a, outcome: outcome, data: data, own: false, note: null};
-      ended.set(requestId, record);
-      while (ended.size > APPROVAL_ENDED_LIMIT) {
-        ended.delete(ended.keys().next().value);
-      }
+      ended.set(a.session, a.requestId, record);
+      ended.trim(APPROVAL_ENDED_LIMIT);
       if (a.sending && !a.gone && decidedAs(a.sending, outcome, data.grant)) {
         record.own = true;
         ctx.say(S.approvalDone[a.sending]);
       } else {
-        note = showNote(record, node, noteText(a, outcome, data), !!a.sending || a.gone && !!a.sent);
+        note = showNote(record, node, approvalNoteText(S, a, outcome, data), !!a.sending || a.gone && !!a.sent);
       }
     }
     if (node.parentNode) {
@@ -398,17 +371,17 @@ function createApprovals(parent, next, ctx) {
     }
   }
 
-  // error shows a refusal in the card it names.
-  function error(data) {
+  // error shows a refusal in the card it names (its request id, in session).
+  function error(data, session) {
     data = data || {};
     var id = typeof data.requestId === "string" ? data.requestId : "";
-    var entry = cards.get(id);
+    var entry = cards.find(session, id);
     if (!entry) {
-      var record = ended.get(id);
+      var record = ended.find(session, id);
       if (record && record.own && data.code === "not_pending") {
         // The decision taken for this device's was another's: its came second.
         record.own = false;
-        showNote(record, null, noteText(record.a, record.outcome, record.data), true);
+        showNote(record, null, approvalNoteText(S, record.a, record.outcome, record.data), true);
       }
       return !!record;
     }
@@ -438,9 +411,8 @@ function createApprovals(parent, next, ctx) {
     if (e.defaultPrevented || e.isComposing || e.keyCode === 229) {
       return;
     }
-    var card = e.target.closest ? e.target.closest(".askuser-approval") : null;
-    var entry = card ? cards.get(card.getAttribute("data-request-id")) : null;
-    if (!entry || entry.view.node !== card) {
+    var entry = cardOf(e.target.closest ? e.target.closest(".askuser-approval") : null);
+    if (!entry) {
       return;
     }
     var a = entry.set;
@@ -448,7 +420,7 @@ function createApprovals(parent, next, ctx) {
     if (e.key === "Escape" && !e.altKey && !e.ctrlKey && !e.metaKey) {
       if (a.gone) {
         e.preventDefault();
-        end(a.requestId, null, null);
+        end(entry, null, null);
       } else if (a.mode && !a.sending) {
         e.preventDefault();
         setMode(entry, "");
@@ -492,7 +464,7 @@ function createApprovals(parent, next, ctx) {
           return true;
         case EVENT_APPROVAL_RESOLVED:
           if (ev.data && typeof ev.data.requestId === "string") {
-            end(ev.data.requestId, str(ev.data.outcome) || "ended", ev.data);
+            end(cards.find(sessionOf(ev), ev.data.requestId), str(ev.data.outcome) || "ended", ev.data);
           }
           return true;
       }
@@ -509,9 +481,10 @@ function createApprovals(parent, next, ctx) {
         refresh(entry);
       });
     },
-    ids: function () { return Array.from(cards.keys()); },
+    ids: function () { return cards.ids(); },
     // pending lists the approvals still open, as {requestId, session, sessionTitle, tool,
-    // askedAt, readOnly}, oldest first; info is one of them, by request id, or null.
+    // askedAt, readOnly}, oldest first; info is one of them, by request id and session,
+    // or null.
     pending: function () {
       var out = [];
       cards.forEach(function (entry) {
@@ -521,8 +494,8 @@ function createApprovals(parent, next, ctx) {
       });
       return out;
     },
-    info: function (requestId) {
-      var entry = cards.get(requestId);
+    info: function (requestId, session) {
+      var entry = cards.find(session, requestId);
       return entry ? infoOf(entry) : null;
     },
     // refreshAll shows every card again: the panel has learnt who it is connected as.
@@ -530,8 +503,8 @@ function createApprovals(parent, next, ctx) {
       cards.forEach(refresh);
     },
     // focus focuses the card of requestId; false when there is none.
-    focus: function (requestId) {
-      var entry = cards.get(requestId);
+    focus: function (requestId, session) {
+      var entry = cards.find(session, requestId);
       if (entry) {
         entry.view.focus();
       }

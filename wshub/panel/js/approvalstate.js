@@ -3,10 +3,44 @@
 // The approval as the server sent it (tool_approval) and what the person has begun: the
 // form open (a denial's reason, an edit), what is being sent, the server's refusals.
 //
-// Exports: Approval, DECISIONS.
+// Exports: Approval, DECISIONS, decidedAs, approvalNoteText.
 
 // DECISIONS are the decisions the panel knows, in the order the protocol lists them.
 var DECISIONS = ["approve", "deny", "edit", "always"];
+
+var APPROVAL_NOTE_ARGS = 200; // the longest arguments a note quotes, in characters
+
+// The outcome each decision ends its approval with, when it is the decision that counts.
+function decidedAs(decision, outcome, grant) {
+  switch (decision) {
+    case "approve":
+      return outcome === "approved" && !grant;
+    case "always":
+      return outcome === "approved" && !!grant;
+    case "deny":
+      return outcome === "denied";
+    case "edit":
+      return outcome === "edited";
+  }
+  return false;
+}
+
+// approvalNoteText says how approval a ended on another device, or otherwise.
+function approvalNoteText(S, a, outcome, data) {
+  switch (outcome) {
+    case "approved":
+      return data.grant ? S.alwaysElsewhere(clean(data.grant)) : S.approvedElsewhere;
+    case "edited":
+      var raw = typeof data.rawArguments === "string" ? data.rawArguments : JSON.stringify(data.arguments);
+      var parsed = parseJSONText(str(raw)).node;
+      var args = Array.from(parsed ? printJSON(parsed, 0) : str(raw));
+      return S.editedElsewhere(args.length > APPROVAL_NOTE_ARGS ? args.slice(0, APPROVAL_NOTE_ARGS).join("") + "\u2026" : args.join(""));
+    case "denied":
+      return S.deniedElsewhere(clean(str(data.reason)));
+  }
+  var text = S.approvalResolved[outcome] || S.approvalEnded;
+  return typeof text === "function" ? text(clean(a.tool)) : text;
+}
 
 /**
  * Approval is the data of a tool_approval event and the person's work on it. session is

@@ -34,14 +34,15 @@ var NOTIFY_KEY = "askuser.notify";
  * createAttention keeps the title and the notifications in step with the panel's
  * requests. opts: container (where the "Notify me" control goes, at its end), notify
  * (false: no such control, nor notifications), S (the texts), send(obj), pending() (how
- * many requests are pending), focus(requestId) (brings a request into view). Returns {opened(), arrived(event), ended(requestId),
- * changed(), destroy()}.
+ * many requests are pending), focus(requestId, session) (brings a request into view; session
+ * as sessionOf has it). Returns {opened(), arrived(event), ended(event), changed(),
+ * destroy()}: arrived and ended take the request's event.
  */
 function createAttention(opts) {
   var doc = root.document;
   var S = opts.S;
   var baseTitle = doc.title;
-  var shown = {}; // requestId -> Notification
+  var shown = {}; // requestKey -> Notification
   var canNotify = opts.notify !== false && typeof root.Notification === "function";
 
   var bar = el("div", "askuser-root askuser-attention");
@@ -143,7 +144,9 @@ function createAttention(opts) {
     changed(true);
     var d = ev.data || {};
     var id = str(d.requestId);
-    if (!id || shown[id] || !hidden() || permission() !== "granted" || remembered() !== "granted") {
+    var session = sessionOf(ev);
+    var key = requestKey(session, id);
+    if (!id || shown[key] || !hidden() || permission() !== "granted" || remembered() !== "granted") {
       return;
     }
     var approval = ev.type === EVENT_APPROVAL;
@@ -155,23 +158,24 @@ function createAttention(opts) {
     } catch (e) {
       return; // some browsers make notifications from a service worker only
     }
-    shown[id] = n;
+    shown[key] = n;
     n.onclick = function () {
       try {
         root.focus();
       } catch (e) {
         // focus is best effort
       }
-      opts.focus(id);
+      opts.focus(id, session);
       n.close();
     };
   }
 
-  function ended(id) {
+  function ended(ev) {
     changed();
-    var n = shown[id];
+    var key = requestKey(sessionOf(ev), str(ev.data && ev.data.requestId));
+    var n = shown[key];
     if (n) {
-      delete shown[id];
+      delete shown[key];
       n.close();
     }
   }

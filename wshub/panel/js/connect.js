@@ -100,12 +100,12 @@ function connect(options) {
     send: send,
     // What waits for this person: an approval shown read-only waits for others.
     pending: function () {
-      return panel.requestIds().length + panel.approvalIds().filter(function (id) { return !panel.readOnly(id); }).length;
+      return panel.waiting();
     },
-    focus: function (id) {
+    focus: function (id, session) {
       var nodes = opts.container.querySelectorAll("[data-request-id]");
       for (var i = 0; i < nodes.length; i++) {
-        if (nodes[i].getAttribute("data-request-id") === id) {
+        if (nodes[i].getAttribute("data-request-id") === id && nodes[i].getAttribute("data-session-key") === sessionKey(session)) {
           var target = nodes[i].querySelector("button:not([hidden]), input, textarea") || nodes[i];
           if (nodes[i].scrollIntoView) {
             nodes[i].scrollIntoView({block: "center"});
@@ -176,10 +176,10 @@ function connect(options) {
         }
       }
       if (attention) {
-        if (ev.type === EVENT_ASK || (ev.type === EVENT_APPROVAL && !panel.readOnly(str(ev.data && ev.data.requestId)))) {
+        if (ev.type === EVENT_ASK || (ev.type === EVENT_APPROVAL && !panel.readOnly(str(ev.data && ev.data.requestId), ev))) {
           attention.arrived(ev);
         } else if (ev.type === EVENT_RESOLVED || ev.type === EVENT_APPROVAL_RESOLVED) {
-          attention.ended(str(ev.data && ev.data.requestId));
+          attention.ended(ev);
         } else {
           attention.changed();
         }

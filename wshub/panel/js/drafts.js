@@ -1,6 +1,7 @@
-// createDrafts: choices kept in sessionStorage per request id, for a reload.
+// createDrafts: choices kept in sessionStorage per request, for a reload.
 //
-// The choices of each pending set in sessionStorage, per request id, so that a reload
+// The choices of each pending set in sessionStorage, per request (its session and
+// request id: requestKey), so that a reload
 // keeps them for the life of the tab. Nothing breaks where storage is refused.
 //
 // Exports: createDrafts.
@@ -50,12 +51,13 @@ function createDrafts(enabled) {
       .forEach(function (e) { store.removeItem(e.k); });
   }
   return {
-    load: function (requestId) {
+    // load, save and remove take a set or an approval: its session and request id.
+    load: function (set) {
       if (!store) {
         return null;
       }
       try {
-        var v = JSON.parse(store.getItem(DRAFT_PREFIX + requestId));
+        var v = JSON.parse(store.getItem(DRAFT_PREFIX + requestKey(set.session, set.requestId)));
         return v && Array.isArray(v.q) ? v.q : null;
       } catch (e) {
         return null;
@@ -66,16 +68,16 @@ function createDrafts(enabled) {
         return;
       }
       try {
-        store.setItem(DRAFT_PREFIX + set.requestId, JSON.stringify({t: Date.now(), q: set.draft()}));
+        store.setItem(DRAFT_PREFIX + requestKey(set.session, set.requestId), JSON.stringify({t: Date.now(), q: set.draft()}));
         prune();
       } catch (e) {
         // full or refused: the draft is a convenience
       }
     },
-    remove: function (requestId) {
+    remove: function (set) {
       if (store) {
         try {
-          store.removeItem(DRAFT_PREFIX + requestId);
+          store.removeItem(DRAFT_PREFIX + requestKey(set.session, set.requestId));
         } catch (e) {
           // nothing to do
         }

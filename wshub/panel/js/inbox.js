@@ -62,7 +62,7 @@ function createInbox(parent, next, ctx) {
   var person = null; // {user, groups}, from the inbox event
   var decided = []; // {key, sessionTitle, session, requestId, what, outcome, by, at}, newest first
   var open = false;
-  var chosen = null; // {key, requestId} of the request picked, kept after it ends
+  var chosen = null; // {key, kind, session, requestId} of the request picked, kept after it ends
   var rows = new Map(); // key -> {li, button, title, what, meta}
   var timer = null;
 
@@ -108,7 +108,7 @@ function createInbox(parent, next, ctx) {
     [r.title, line, r.meta].forEach(function (n) { r.button.appendChild(n); });
     r.li.appendChild(r.button);
     r.button.addEventListener("click", function () {
-      chosen = {key: key, requestId: r.item.requestId};
+      chosen = {key: key, kind: r.item.kind, session: r.item.session, requestId: r.item.requestId};
       render();
       ctx.onSelect(r.item);
     });

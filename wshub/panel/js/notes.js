@@ -11,7 +11,7 @@ var NOTE_LIMIT = 3; // notes shown at most; the oldest goes first
 var ENDED_LIMIT = 20; // ended sets remembered
 
 function createNotes(listEl, S, say, onRemoved) {
-  var ended = new Map(); // requestId -> {set, outcome, own, answers, note}, oldest first
+  var ended = new RequestMap(); // (session, requestId) -> {set, outcome, own, answers, note}, oldest first
 
   function show(record, before, text, withAnswers, mine) {
     var set = record.set;
@@ -55,11 +55,9 @@ function createNotes(listEl, S, say, onRemoved) {
     // returns the note's node, or null when this device's own answer or decline ended it.
     ended: function (set, outcome, before) {
       var record = {set: set, outcome: outcome, own: false, answers: null, note: null};
-      ended.delete(set.requestId);
-      ended.set(set.requestId, record);
-      while (ended.size > ENDED_LIMIT) {
-        ended.delete(ended.keys().next().value);
-      }
+      ended.remove(set.session, set.requestId);
+      ended.set(set.session, set.requestId, record);
+      ended.trim(ENDED_LIMIT);
       if (!set.lost && ((set.sending === "answers" && outcome === "answered") ||
         (set.sending === "decline" && outcome === "declined"))) {
         record.own = true;
@@ -78,16 +76,16 @@ function createNotes(listEl, S, say, onRemoved) {
       return record.note.node;
     },
     // refused takes a not_pending refusal of a set that has ended here: an answer taken
-    // for this device's own was refused, so another device was first.
-    refused: function (requestId) {
-      var record = ended.get(requestId);
+    // for this device's own was refused, so another device was first. session: sessionOf.
+    refused: function (session, requestId) {
+      var record = ended.find(session, requestId);
       if (record && record.own && record.set.answersSent) {
         record.own = false;
         show(record, null, S.lostRace, true, record.set.answersSent);
       }
     },
-    setAnswers: function (requestId, answers) {
-      var record = ended.get(requestId);
+    setAnswers: function (session, requestId, answers) {
+      var record = ended.find(session, requestId);
       if (record) {
         record.answers = answers;
         if (record.note) {
@@ -96,11 +94,11 @@ function createNotes(listEl, S, say, onRemoved) {
       }
     },
     // forget drops what is known of a set asked again.
-    forget: function (requestId) {
-      var record = ended.get(requestId);
+    forget: function (session, requestId) {
+      var record = ended.get(session, requestId);
       if (record) {
         dismiss(record);
-        ended.delete(requestId);
+        ended.remove(session, requestId);
       }
     },
     clear: function () {

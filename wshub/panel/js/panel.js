@@ -18,10 +18,12 @@ var REPLY_TIMEOUT_MS = 20000;
  * event envelope; encode it with AskUser.stringify) to the server and return false when
  * it could not.
  *
- * Returns {handle(event), setConnected(bool), setAnswers(requestId, answers),
- * requestIds(), approvalIds(), readOnly(requestId), lang, clear(), destroy()}; handle
- * takes a parsed event envelope (best parsed with AskUser.parse) and returns true when
- * it was one of the panel's.
+ * Returns {handle(event), setConnected(bool), setAnswers(requestId, answers, session),
+ * requestIds(), approvalIds(), readOnly(requestId, session), waiting(), lang, clear(),
+ * destroy()}; handle takes a parsed event envelope (best parsed with AskUser.parse) and
+ * returns true when it was one of the panel's. Requests are kept by session and request
+ * id; a session argument is an event of the request or its sessionId (left out: the one
+ * request of that id).
  */
 function createPanel(options) {
   var opts = options || {};
@@ -51,11 +53,11 @@ function createPanel(options) {
 
   // Written only by the functions below, on the page's one thread. An entry is
   // {set, view, replyTimer, announced, hadFocus}.
-  var sets = new Map(); // requestId -> entry, oldest first
+  var sets = new RequestMap(); // (session, requestId) -> entry, oldest first
   var connected = opts.connected === undefined ? true : !!opts.connected;
   var destroyed = false;
   var now = typeof opts.now === "function" ? opts.now : function () { return Date.now(); };
-  var countdown = createCountdown(function () { return Array.from(sets.values()); }, S, now, say);
+  var countdown = createCountdown(function () { return sets.values(); }, S, now, say);
   var notes = createNotes(listEl, S, say, focusFrom);
   // The approvals stack below the question sets (§4.6 of the design: questions above).
   var approvals = createApprovals(rootEl, listEl.nextSibling, {
@@ -70,7 +72,7 @@ function createPanel(options) {
     person: function () { return inbox.person(); },
     changed: function () { changed(); },
     focusQuestions: function () {
-      var first = sets.values().next().value;
+      var first = sets.values()[0];
       if (first) {
         focusSet(first);
       }
@@ -116,9 +118,11 @@ function createPanel(options) {
     }
     rootEl.classList.toggle("askuser-inbox-open", open);
     var chosen = inbox.selected();
-    [listEl, approvals.node].forEach(function (box) {
-      Array.prototype.forEach.call(box.children, function (n) {
-        n.classList.toggle("askuser-selected", !!chosen && n.getAttribute("data-request-id") === chosen.requestId);
+    [[listEl, "question"], [approvals.node, "approval"]].forEach(function (box) {
+      Array.prototype.forEach.call(box[0].children, function (n) {
+        n.classList.toggle("askuser-selected", !!chosen && chosen.kind === box[1] &&
+          n.getAttribute("data-request-id") === chosen.requestId &&
+          n.getAttribute("data-session-key") === sessionKey(chosen.session));
       });
     });
   }
@@ -131,11 +135,11 @@ function createPanel(options) {
   // selectRequest shows the request picked in the inbox, and gives it the focus.
   function selectRequest(item) {
     syncView();
-    var entry = item.kind === "question" ? sets.get(item.requestId) : null;
+    var entry = item.kind === "question" ? sets.get(item.session, item.requestId) : null;
     if (entry) {
       focusSet(entry);
     } else {
-      approvals.focus(item.requestId);
+      approvals.focus(item.requestId, item.session);
     }
     var node = entry ? entry.view.form : approvals.node.querySelector(".askuser-selected");
     if (node && node.scrollIntoView) {
@@ -144,7 +148,7 @@ function createPanel(options) {
   }
 
   function updateBanner() {
-    banner.hidden = connected || (sets.size === 0 && approvals.ids().length === 0);
+    banner.hidden = connected || (sets.size() === 0 && approvals.ids().length === 0);
   }
 
   function refresh(entry) {
@@ -156,12 +160,17 @@ function createPanel(options) {
   // next set or note) or else the last one.
   function focusFrom(node) {
     var target = node && node.parentNode === listEl ? node : listEl.lastElementChild;
-    var entry = target && sets.get(target.getAttribute("data-request-id"));
-    if (entry && target === entry.view.form) {
+    var entry = setOf(target);
+    if (entry) {
       focusSet(entry);
     } else if (target) {
       target.focus();
     }
+  }
+
+  // setOf is the entry whose form is node, or null.
+  function setOf(node) {
+    return sets.values().filter(function (e) { return !!node && e.view.form === node; })[0] || null;
   }
 
   function focusSet(entry) {
@@ -263,11 +272,11 @@ function createPanel(options) {
     if (!data || typeof data.requestId !== "string" || data.requestId === "" || !Array.isArray(data.questions)) {
       return;
     }
-    var existing = sets.get(data.requestId);
+    var session = sessionOf(ev);
+    var existing = sets.get(session, data.requestId);
     if (existing) {
-      // The same ask again (a reconnect, another device connecting): keep what the person
-      // has chosen so far, take the newer expiry.
-      existing.set.session = sessionOf(ev);
+      // The same ask of the same session again (a reconnect, another device connecting):
+      // keep what the person has chosen so far, take the newer expiry.
       if (existing.set.gone) {
         existing.set.gone = false;
         existing.set.error = null;
@@ -278,9 +287,9 @@ function createPanel(options) {
       countdown.tick();
       return;
     }
-    notes.forget(data.requestId); // asked again after it ended: a host may retry an id
-    var set = new QuestionSet(data, sessionOf(ev));
-    set.restore(drafts.load(set.requestId));
+    notes.forget(session, data.requestId); // asked again after it ended: a host may retry an id
+    var set = new QuestionSet(data, session);
+    set.restore(drafts.load(set));
     var entry = {set: set, view: null, replyTimer: null, announced: {}, hadFocus: false, arrived: now()};
     entry.view = buildSetView(set, {
       S: S,
@@ -305,33 +314,33 @@ function createPanel(options) {
         decline(entry);
       },
       onDismiss: function () {
-        endSet(set.requestId, null);
+        endSet(entry, null);
       }
     });
     var focus = shouldFocus();
-    sets.set(set.requestId, entry);
+    sets.set(session, set.requestId, entry);
     listEl.appendChild(entry.view.form);
     refresh(entry);
     countdown.tick();
     say(S.questionsAsked(set.questions.length));
     if (focus) {
       afterPaint(function () {
-        if (sets.get(set.requestId) === entry && !set.gone && !set.sending && shouldFocus()) {
+        if (sets.get(session, set.requestId) === entry && !set.gone && !set.sending && shouldFocus()) {
           focusSet(entry);
         }
       });
     }
   }
 
-  // endSet removes a set: outcome is how it ended on the server, or null when the person
-  // dismissed it here.
-  function endSet(requestId, outcome) {
-    var entry = sets.get(requestId);
-    if (!entry) {
+  // endSet removes entry's set: outcome is how it ended on the server, or null when the
+  // person dismissed it here.
+  function endSet(entry, outcome) {
+    var set = entry && entry.set;
+    if (!set || sets.get(set.session, set.requestId) !== entry) {
       return;
     }
-    sets.delete(requestId);
-    drafts.remove(requestId);
+    sets.remove(set.session, set.requestId);
+    drafts.remove(set);
     clearTimeout(entry.replyTimer);
     var form = entry.view.form;
     var active = document.activeElement;
@@ -352,13 +361,13 @@ function createPanel(options) {
 
   // errorFor shows a refusal in the set it names. One that names no set is not about an
   // answer (the panel always names its set) and is left to the host page's listeners.
-  function errorFor(data) {
+  function errorFor(data, session) {
     data = data || {};
     var id = typeof data.requestId === "string" ? data.requestId : "";
-    var entry = sets.get(id);
+    var entry = sets.find(session, id);
     if (!entry) {
       if (data.code === "not_pending") {
-        notes.refused(id);
+        notes.refused(session, id);
       }
       return;
     }
@@ -376,16 +385,14 @@ function createPanel(options) {
 
   var unbindKeys = bindKeys(rootEl, {
     entryOf: function (node) {
-      var form = node && node.closest ? node.closest("form.askuser-panel") : null;
-      var entry = form ? sets.get(form.getAttribute("data-request-id")) : null;
-      return entry && entry.view.form === form ? entry : null;
+      return setOf(node && node.closest ? node.closest("form.askuser-panel") : null);
     },
     submit: function (entry) {
       entry.view.submit();
     },
     decline: decline,
     dismiss: function (entry) {
-      endSet(entry.set.requestId, null);
+      endSet(entry, null);
     },
     choose: choose
   }, opts.shortcuts !== false);
@@ -414,22 +421,23 @@ function createPanel(options) {
         return true;
       case EVENT_RESOLVED:
         if (ev.data && typeof ev.data.requestId === "string") {
-          endSet(ev.data.requestId, str(ev.data.outcome) || "ended");
+          var entry = sets.find(sessionOf(ev), ev.data.requestId);
+          endSet(entry, str(ev.data.outcome) || "ended");
           // An answered question's resolution carries the answers, for its note.
           if (Array.isArray(ev.data.answers)) {
-            notes.setAnswers(ev.data.requestId, ev.data.answers);
+            notes.setAnswers(entry ? entry.set.session : sessionOf(ev), ev.data.requestId, ev.data.answers);
           }
         }
         return true;
       case EVENT_ERROR:
-        if (!approvals.error(ev.data)) {
-          errorFor(ev.data);
+        if (!approvals.error(ev.data, sessionOf(ev))) {
+          errorFor(ev.data, sessionOf(ev));
         }
         return true;
     }
     if (ev.type === EVENT_APPROVAL_RESOLVED && ev.data && inbox.person()) {
       // Into the inbox's decided list, with what the card knew of it.
-      var info = approvals.info(str(ev.data.requestId));
+      var info = approvals.info(str(ev.data.requestId), sessionOf(ev));
       if (info) {
         inbox.resolved({session: info.session, sessionTitle: info.sessionTitle, requestId: info.requestId,
           what: info.tool, outcome: str(ev.data.outcome), by: str(ev.data.by), at: ev.data.at || new Date(now()).toISOString()});
@@ -488,16 +496,21 @@ function createPanel(options) {
   return {
     handle: handle,
     setConnected: setConnected,
-    setAnswers: function (requestId, answers) {
+    setAnswers: function (requestId, answers, session) {
       if (Array.isArray(answers)) {
-        notes.setAnswers(str(requestId), answers);
+        notes.setAnswers(sessionArg(session), str(requestId), answers);
       }
     },
-    requestIds: function () { return Array.from(sets.keys()); },
+    requestIds: function () { return sets.ids(); },
     approvalIds: approvals.ids,
-    readOnly: function (requestId) {
-      var info = approvals.info(requestId);
+    readOnly: function (requestId, session) {
+      var info = approvals.info(str(requestId), sessionArg(session));
       return !!info && info.readOnly;
+    },
+    // waiting is how many requests wait for this person: the question sets, and the
+    // approvals not shown read-only.
+    waiting: function () {
+      return sets.size() + approvals.pending().filter(function (a) { return !a.readOnly; }).length;
     },
     lang: lang,
     clear: clear,

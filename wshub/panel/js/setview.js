@@ -18,6 +18,7 @@ function buildSetView(set, ctx) {
   form.noValidate = true;
   form.setAttribute("data-testid", "panel");
   form.setAttribute("data-request-id", set.requestId);
+  form.setAttribute("data-session-key", sessionKey(set.session));
 
   var head = el("div", "askuser-head");
   var title = el("p", "askuser-title", S.title);
@@ -260,6 +261,7 @@ function buildNote(info, S, onDismiss) {
   var node = el("div", "askuser-note");
   node.setAttribute("data-testid", "ended");
   node.setAttribute("data-request-id", info.set.requestId);
+  node.setAttribute("data-session-key", sessionKey(info.set.session));
   node.setAttribute("data-outcome", info.outcome);
   node.setAttribute("role", "group");
   node.tabIndex = -1;
