@@ -146,7 +146,7 @@ func TestEndedPanelsInOrder(t *testing.T) {
 }
 
 // TestReloadKeepsTheDraft: what the person chose and typed survives a reload of the tab
-// (sessionStorage, per request id), belongs to that tab alone, and is gone once answered.
+// (sessionStorage, per session and request id), belongs to that tab alone, and is gone once answered.
 func TestReloadKeepsTheDraft(t *testing.T) {
 	session := newSession()
 	tb := newTab(t)
@@ -158,7 +158,8 @@ func TestReloadKeepsTheDraft(t *testing.T) {
 		chromedp.Click(option(id, 1, 0)), chromedp.Click(option(id, 1, 2)),
 		chromedp.SendKeys(other(id, 1), "Fuzz"),
 		chromedp.SendKeys(other(id, 2), "On-prem"))
-	stored := eval[string](tb, `sessionStorage.getItem("askuser:draft:" + `+js(id)+`) || ""`)
+	// Kept by session (a numeric one: "n" and its digits) and request id.
+	stored := eval[string](tb, `sessionStorage.getItem("askuser:draft:" + JSON.stringify(["n" + `+js(session)+`, `+js(id)+`])) || ""`)
 	var draft struct {
 		Q []struct {
 			Labels []string `json:"labels"`

@@ -1,4 +1,4 @@
-// Approval: one tool call waiting for the person's decision, and their draft; no DOM.
+// Approval: one tool call waiting for the person's decision, their draft, how it ended; no DOM.
 //
 // The approval as the server sent it (tool_approval) and what the person has begun: the
 // form open (a denial's reason, an edit), what is being sent, the server's refusals.

@@ -35,7 +35,8 @@ function wsURL(url) {
  *   connected()     whether the socket is open.
  *   requestIds()    the requestIds of the panels shown, oldest first.
  *   approvalIds()   the requestIds of the approvals shown, oldest first.
- *   setAnswers(id, answers)  what a question set's answers were, for its note.
+ *   setAnswers(id, answers, session)  what a question set's answers were, for its note
+ *                   (session: an event of the set, or its sessionId; none: the one set of id).
  *   reconnect()     reconnects now instead of waiting for the backoff.
  *   close()         closes the socket for good and removes the panels.
  */
