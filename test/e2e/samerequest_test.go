@@ -63,7 +63,8 @@ func noResult[T any](t *testing.T, what string, ch <-chan T) {
 // "dev") and s3's call_1 (drop_database of "prod", routed to her because its approvers
 // name dba): two cards, each with its own arguments and session. Approving the prod one
 // approves s3's call alone (it carried s3's session and digest) and leaves the dev card
-// as it was; approving that one then approves s1's.
+// as it was, with the denial begun in it, after a reload too; approving that one then
+// approves s1's.
 func TestApprovalSameRequestIDAcrossSessions(t *testing.T) {
 	s := newInboxServer(t, false)
 	tb := newTab(t)
@@ -72,6 +73,7 @@ func TestApprovalSameRequestIDAcrossSessions(t *testing.T) {
 	waitFor[bool](tb, "the dev card", `document.querySelectorAll('[data-testid="approval"]').length === 1`)
 	prod := s.approveWith(t, "s3", "call_1", "drop_database", `{"db":"prod"}`, &askuser.Approvers{Groups: []string{"dba"}})
 
+	modes := `[...document.querySelectorAll('[data-testid="approval"]')].map((c) => c.dataset.mode)`
 	cards := `[...document.querySelectorAll('[data-testid="approval"]')].map((c) =>
 		c.dataset.requestId + " | " + c.querySelector('[data-testid="approval-session"]').textContent + " | " +
 		c.querySelector('[data-testid="approval-arguments"]').textContent.replace(/\s+/g, ""))`
@@ -79,6 +81,14 @@ func TestApprovalSameRequestIDAcrossSessions(t *testing.T) {
 	waitFor[bool](tb, "two cards", `document.querySelectorAll('[data-testid="approval"]').length === 2`)
 	if got := eval[[]string](tb, cards); !slices.Equal(got, want) {
 		t.Fatalf("the cards are\n%q\nwant\n%q", got, want)
+	}
+
+	// A denial begun on the dev card is its draft alone.
+	tb.mark("dev's card", `[data-testid="approval"]`, `"dev"`)
+	tb.do("beginning to deny dev", chromedp.Click(chromedp.CSS(`[data-e2e-target] [data-testid="deny"]`)),
+		chromedp.SendKeys(chromedp.CSS(`[data-e2e-target] [data-testid="deny-reason"]`), "not dev"))
+	if got := eval[[]string](tb, modes); !slices.Equal(got, []string{"deny", "decide"}) {
+		t.Fatalf("the cards' modes are %q; want deny for dev alone", got)
 	}
 
 	tb.mark("prod's Approve", `[data-testid="approval"]`, `"prod"`)
@@ -95,6 +105,14 @@ func TestApprovalSameRequestIDAcrossSessions(t *testing.T) {
 		t.Errorf("alice's own decision left %d notes", n)
 	}
 
+	// The dev card's draft outlives the end of prod's, which shared its request id.
+	tb.do("reloading", chromedp.Reload())
+	waitFor[bool](tb, "the dev card again", `document.querySelectorAll('[data-testid="approval"]').length === 1`)
+	if got := eval[string](tb, `document.querySelector('[data-testid="approval"]').dataset.mode + " " +
+		document.querySelector('[data-testid="deny-reason"]').value`); got != "deny not dev" {
+		t.Errorf("after a reload the dev card is %q; want its denial begun, \"deny not dev\"", got)
+	}
+	tb.do("back to the decisions", chromedp.Click(chromedp.CSS(`[data-testid="approval"] [data-testid="deny-cancel"]`)))
 	tb.do("approving dev", chromedp.Click(chromedp.CSS(`[data-testid="approval"] [data-testid="approve"]`)))
 	if r := <-dev; r.Outcome != askuser.Approved || r.Decision.By != "alice" {
 		t.Fatalf("s1's call_1 ended %+v; want approved by alice", r)
