@@ -61,7 +61,8 @@ func noResult[T any](t *testing.T, what string, ch <-chan T) {
 // TestApprovalSameRequestIDAcrossSessions: request ids are unique only within a session.
 // Alice's page, connected for s1 as a member of dba, holds s1's call_1 (drop_database of
 // "dev") and s3's call_1 (drop_database of "prod", routed to her because its approvers
-// name dba): two cards, each with its own arguments and session. Approving the prod one
+// name dba): two cards, each with its own arguments and session; picked in the inbox,
+// each is shown alone. Approving the prod one
 // approves s3's call alone (it carried s3's session and digest) and leaves the dev card
 // as it was, with the denial begun in it, after a reload too; approving that one then
 // approves s1's.
@@ -82,6 +83,17 @@ func TestApprovalSameRequestIDAcrossSessions(t *testing.T) {
 	if got := eval[[]string](tb, cards); !slices.Equal(got, want) {
 		t.Fatalf("the cards are\n%q\nwant\n%q", got, want)
 	}
+
+	// Picked in the inbox, the prod one is shown alone.
+	tb.do("opening the inbox", chromedp.Click(chromedp.CSS(`[data-testid="inbox-toggle"]`)))
+	tb.mark("prod in the inbox", `[data-testid="inbox-item"]`, "Billing db")
+	tb.do("picking prod", chromedp.Click(chromedp.CSS(`[data-e2e-target]`)))
+	waitFor[bool](tb, "one card shown", `[...document.querySelectorAll('[data-testid="approval"]')].filter((n) => n.getClientRects().length).length === 1`)
+	if got := eval[string](tb, `[...document.querySelectorAll('[data-testid="approval"]')].find((n) => n.getClientRects().length)
+		.querySelector('[data-testid="approval-arguments"]').textContent.replace(/\s+/g, "")`); got != `{"db":"prod"}` {
+		t.Errorf("with prod picked in the inbox the card shown is %s", got)
+	}
+	tb.do("closing the inbox", chromedp.Click(chromedp.CSS(`[data-testid="inbox-toggle"]`)))
 
 	// A denial begun on the dev card is its draft alone.
 	tb.mark("dev's card", `[data-testid="approval"]`, `"dev"`)
