@@ -2,6 +2,7 @@ package askuser
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -136,6 +137,9 @@ func noticeOf(rec store.Record) notify.Notice {
 	if a := rec.Approval; a != nil {
 		n.Title = a.Tool
 		n.Decisions = append([]string(nil), a.Decisions...)
+		if a.Approvers != nil {
+			n.Users = slices.Clone(a.Approvers.Users) // a link of no person cannot decide it
+		}
 	} else if len(rec.Ask.Questions) > 0 {
 		n.Title = rec.Ask.Questions[0].Question
 	}

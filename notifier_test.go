@@ -96,6 +96,30 @@ func TestNotifier(t *testing.T) {
 	})
 }
 
+// TestNotifierNamesApprovers: the notice of an approval with approvers, gone unseen,
+// names its approvers' users, whom a notifier gives links of their own: a link of no
+// person cannot decide it.
+func TestNotifierNamesApprovers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &recordingNotifier{}
+		d, _ := newTestDispatcher(&Options{Notifier: n, NotifyAfter: 10 * time.Second, Timeout: time.Hour})
+		defer d.Close()
+		res := make(chan ApprovalResult, 1)
+		go func() {
+			res <- d.Approve(context.Background(), ToolCall{Session: IntSession(1), ID: "a1", Name: "restart"},
+				&ApprovalOptions{Approvers: &Approvers{Users: []string{"lead", "ann"}, Groups: []string{"dba"}}})
+		}()
+		time.Sleep(11 * time.Second)
+		synctest.Wait()
+		notices, _ := n.got()
+		require.Len(t, notices, 1)
+		assert.Equal(t, []string{"lead", "ann"}, notices[0].Users)
+		assert.Nil(t, notices[0].To, "the notice of a request gone unseen is for whoever the session belongs to")
+		d.CancelSession(IntSession(1))
+		<-res
+	})
+}
+
 // TestNotifierStoppedByClose: Close ends a notifier still trying, and waits for it.
 func TestNotifierStoppedByClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -552,8 +552,10 @@ func (s *Store) pendingOf(session askuser.SessionID) []store.Record {
 
 // setRelay sets where the watch sends question events; see [NewTransport]. It first
 // gives f the ask of every request the watch has seen pending, oldest first, under s.mu,
-// so that no later change the watch hands on comes before them. It reports false, doing
-// nothing, when a relay was set already.
+// so that no later change the watch hands on comes before them. f runs under s.mu
+// there, which is safe because the local transport is not bound to anything yet (its
+// joins, which take its own lock and then s.mu through Pending, cannot run). It reports
+// false, doing nothing, when a relay was set already.
 func (s *Store) setRelay(f func(wire.Event)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -44,8 +44,10 @@ type Notice struct {
 	// people the step adds: its users, then its groups. Nil for the notice of a request
 	// gone unseen, which is for whoever the session belongs to.
 	To []string
-	// Users are the users among To, whom a notifier can give links of their own that act
-	// as them ([Links.AnswerAs], [Links.ActionAs]): a link names one person, never a
-	// group, whose people only the host knows. Nil when To is.
+	// Users are the people a notifier can give links of their own that act as them
+	// ([Links.AnswerAs], [Links.ActionAs]): the users among To for an escalation step's
+	// notice, and the approvers' users for the notice of an approval with approvers gone
+	// unseen, which a link of no person cannot decide. A link names one person, never a
+	// group, whose people only the host knows.
 	Users []string
 }

@@ -291,7 +291,7 @@ func (s *set) entry() wire.InboxEntry {
 		what = q.Question
 	}
 	return wire.InboxEntry{SessionID: s.session, SessionTitle: s.ask.SessionTitle, RequestID: s.ask.RequestID,
-		Kind: wire.KindQuestion, What: what, AskedAt: s.ask.AskedAt, ExpiresAt: s.ask.ExpiresAt}
+		Kind: wire.InboxQuestion, What: what, AskedAt: s.ask.AskedAt, ExpiresAt: s.ask.ExpiresAt}
 }
 
 func (s *set) setOrigin(label string) { s.origin = label }

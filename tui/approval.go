@@ -272,7 +272,7 @@ func (a *approval) key() reqKey { return reqKey{a.session, a.data.RequestID} }
 
 func (a *approval) entry() wire.InboxEntry {
 	return wire.InboxEntry{SessionID: a.session, SessionTitle: a.data.SessionTitle, RequestID: a.data.RequestID,
-		Kind: wire.KindApproval, What: a.data.Tool, AskedAt: a.data.AskedAt, ExpiresAt: a.data.ExpiresAt,
+		Kind: wire.InboxApproval, What: a.data.Tool, AskedAt: a.data.AskedAt, ExpiresAt: a.data.ExpiresAt,
 		ReadOnly: a.readOnly, Approvers: a.data.Approvers}
 }
 

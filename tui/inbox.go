@@ -152,7 +152,7 @@ func decidedLine(e wire.InboxEntry) string {
 // entryLine names a request: its session, its kind and what it asks.
 func entryLine(e wire.InboxEntry) string {
 	kind := "question"
-	if e.Kind == wire.KindApproval {
+	if e.Kind == wire.InboxApproval {
 		kind = "approval"
 	}
 	return sessionLabel(e.SessionID, e.SessionTitle) + " · " + kind + " · " + truncateText(clean(e.What, false), 60)

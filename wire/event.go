@@ -199,15 +199,25 @@ type Event struct {
 	// they pass on, need not decode it again.
 	requestID string
 	known     bool
-	// value is the data NewEvent encoded, for Value.
+	// value is the data NewEvent encoded, for Value, while Type and Data are still those
+	// NewEvent made: typ, and the slice whose first byte is at data, of length n.
 	value any
+	typ   string
+	data  *byte
+	n     int
 }
 
 // Value returns the data [NewEvent] encoded into the event's Data (an [ApprovalData],
 // say, or a pointer to one, as given to NewEvent), so that a transport in the same
-// process reads it without decoding Data again; nil for an event parsed from the wire or
-// built otherwise. It is shared with whoever made the event and must not be modified.
-func (e Event) Value() any { return e.value }
+// process reads it without decoding Data again. It returns nil for an event parsed from
+// the wire or built otherwise, and for one whose Type or Data was changed since NewEvent
+// made it. The value is shared with whoever made the event and must not be modified.
+func (e Event) Value() any {
+	if e.value == nil || e.Type != e.typ || len(e.Data) != e.n || e.n == 0 || &e.Data[0] != e.data {
+		return nil
+	}
+	return e.value
+}
 
 // requestNamer is implemented by the data types of the protocol, which name a request.
 type requestNamer interface{ requestID() string }
@@ -229,7 +239,10 @@ func NewEvent(typ string, session SessionID, v any) (Event, error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("askuser: encoding %s data: %w", typ, err)
 	}
-	ev := Event{Type: typ, SessionID: session, Data: data, value: v}
+	ev := Event{Type: typ, SessionID: session, Data: data}
+	if len(data) > 0 {
+		ev.value, ev.typ, ev.data, ev.n = v, typ, &data[0], len(data)
+	}
 	if r, ok := v.(requestNamer); ok && string(data) != "null" { // null: a nil pointer
 		ev.requestID, ev.known = r.requestID(), true
 		if !utf8.ValidString(ev.requestID) {

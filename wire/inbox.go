@@ -22,10 +22,10 @@ type InboxData struct {
 	Decided []InboxEntry `json:"decided"`
 }
 
-// Kinds of [InboxEntry].
+// The kinds of [InboxEntry]: its Kind.
 const (
-	KindQuestion = "question"
-	KindApproval = "approval"
+	InboxQuestion = "question"
+	InboxApproval = "approval"
 )
 
 // InboxEntry is one request in a person's inbox: pending, or ended lately.
@@ -34,7 +34,7 @@ type InboxEntry struct {
 	// SessionTitle is what the host calls the session (askuser.Options.SessionTitle).
 	SessionTitle string `json:"sessionTitle,omitempty"`
 	RequestID    string `json:"requestId"`
-	// Kind is [KindQuestion] or [KindApproval].
+	// Kind is [InboxQuestion] or [InboxApproval].
 	Kind string `json:"kind"`
 	// What says what is asked in a few words: an approval's tool, a question set's first
 	// header (or question).

@@ -499,6 +499,7 @@ func (h *Hub) Send(ctx context.Context, ev wire.Event) error {
 	if routed == nil || (routed.users == nil && routed.groups == nil) {
 		return nil
 	}
+	var ask []byte // the approval's ask, for those an escalation step reaches: read once
 	for c := range h.routedLocked(routed) {
 		if slices.Contains(c.sessions, ev.SessionID) {
 			continue // given it above
@@ -509,23 +510,34 @@ func (h *Hub) Send(ctx context.Context, ev wire.Event) error {
 			continue
 		case ev.Type == wire.EventApprovalProgress && !asked:
 			// An escalation step reached this person: the approval first.
-			a := h.pendingApprovalLocked(key)
-			if a == nil {
-				continue
+			if ask == nil {
+				if ask = h.askOfLocked(key); ask == nil {
+					return nil // it has ended
+				}
 			}
-			ask, err := wire.NewEvent(wire.EventApproval, key.session, a)
-			if err != nil {
-				continue
-			}
-			ab, err := ask.Encode()
-			if err != nil {
-				continue
-			}
-			c.give(key, ab, true, false)
+			c.give(key, ask, true, false)
 		}
 		c.give(key, b, tracked, resolved)
 	}
 	return nil
+}
+
+// askOfLocked returns the encoded ask of the pending approval of key, as the Inbound
+// has it; nil when it is not pending. h.mu is held.
+func (h *Hub) askOfLocked(key askKey) []byte {
+	a := h.pendingApprovalLocked(key)
+	if a == nil {
+		return nil
+	}
+	ev, err := wire.NewEvent(wire.EventApproval, key.session, a)
+	if err != nil {
+		return nil
+	}
+	b, err := ev.Encode()
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // pendingApprovalLocked returns the pending approval of key, as the Inbound has it; nil
@@ -546,14 +558,27 @@ func (h *Hub) routedReplayLocked(c *Conn, replay []pendingAsk) []pendingAsk {
 		return replay
 	}
 	var keys []askKey
+	now := time.Now()
 	for k, r := range h.requests {
-		if !slices.Contains(c.sessions, k.session) && r.routedTo(c) {
+		if !slices.Contains(c.sessions, k.session) && r.routedTo(c) && !r.expired(now) {
 			keys = append(keys, k)
 		}
 	}
+	if len(keys) == 0 {
+		return replay
+	}
 	slices.SortFunc(keys, func(x, y askKey) int { return h.requests[x].entry.AskedAt.Compare(h.requests[y].entry.AskedAt) })
+	pending := make(map[askuser.SessionID]map[string]*wire.ApprovalData) // each session's, read once
 	for _, k := range keys {
-		if a := h.pendingApprovalLocked(k); a != nil {
+		of, ok := pending[k.session]
+		if !ok {
+			of = make(map[string]*wire.ApprovalData)
+			for _, a := range h.in.PendingApprovals(k.session) {
+				of[a.RequestID] = &a
+			}
+			pending[k.session] = of
+		}
+		if a := of[k.id]; a != nil {
 			replay = append(replay, pendingAsk{session: k.session, approval: a})
 			c.asked[k] = struct{}{}
 		}

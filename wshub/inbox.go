@@ -22,7 +22,7 @@ type Inbox struct {
 	Decided []wire.InboxEntry
 }
 
-// How long, and how many, ended approvals a hub keeps for inboxes.
+// How long, and how many, ended approvals a hub keeps for inboxes: fixed, not settings.
 const (
 	DecidedFor = 4 * time.Hour
 	MaxDecided = 1000
@@ -39,6 +39,12 @@ type requestInfo struct {
 // approvers name them or one of their groups. A link's connection is routed nothing.
 func (r *requestInfo) routedTo(c *Conn) bool {
 	return c.only == "" && c.user != "" && approver(r.users, r.groups, c.user, c.groups)
+}
+
+// expired reports whether the request of r is past its expiry at now: its resolution is
+// due, or was lost, and no device is shown it any more.
+func (r *requestInfo) expired(now time.Time) bool {
+	return !r.entry.ExpiresAt.IsZero() && now.After(r.entry.ExpiresAt)
 }
 
 // approver reports whether user, of groups, is among users or in one of approverGroups.
@@ -80,9 +86,9 @@ func (h *Hub) noteLocked(key askKey, typ string, f requestFields) *requestInfo {
 	switch typ {
 	case wire.EventAsk, wire.EventApproval:
 		r = &requestInfo{entry: wire.InboxEntry{SessionID: key.session, SessionTitle: f.SessionTitle, RequestID: key.id,
-			Kind: wire.KindQuestion, What: f.What, AskedAt: f.AskedAt, ExpiresAt: f.ExpiresAt}}
+			Kind: wire.InboxQuestion, What: f.What, AskedAt: f.AskedAt, ExpiresAt: f.ExpiresAt}}
 		if typ == wire.EventApproval {
-			r.entry.Kind, r.entry.Approvers = wire.KindApproval, f.Approvers
+			r.entry.Kind, r.entry.Approvers = wire.InboxApproval, f.Approvers
 			if f.Approvers != nil {
 				r.users, r.groups = f.Approvers.Users, f.Approvers.Groups
 			}
@@ -108,7 +114,7 @@ func (h *Hub) noteLocked(key askKey, typ string, f requestFields) *requestInfo {
 	case wire.EventResolved, wire.EventApprovalResolved:
 		if r != nil {
 			delete(h.requests, key)
-			if r.entry.Kind == wire.KindApproval {
+			if r.entry.Kind == wire.InboxApproval {
 				h.decideLocked(r, f)
 			}
 		}
@@ -275,7 +281,7 @@ func (h *Hub) routed(c *Conn, ev wire.Event) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := h.requests[askKey{ev.SessionID, ev.RequestID()}]
-	return r != nil && r.routedTo(c)
+	return r != nil && r.routedTo(c) && !r.expired(time.Now())
 }
 
 // inboxData is the inbox event's data for c, which has a user: who it is, and the
@@ -301,8 +307,13 @@ func (h *Hub) inboxDataLocked(c *Conn) *wire.InboxData {
 func (h *Hub) Inbox(a Access) Inbox {
 	var box Inbox
 	c := &Conn{user: a.User, groups: a.Groups, sessions: dedupe(a.Sessions)}
+	now := time.Now()
 	h.mu.Lock()
+	h.pruneLocked()
 	for k, r := range h.requests {
+		if r.expired(now) {
+			continue
+		}
 		if slices.Contains(c.sessions, k.session) || r.routedTo(c) {
 			e := r.entry
 			if e.Approvers != nil {
