@@ -225,8 +225,7 @@ func (h *Hub) routedLocked(a *requestInfo) func(yield func(*Conn) bool) {
 }
 
 // requestFieldsOf returns the fields of ev, a request's event, that the hub reads: from
-// the data NewEvent encoded, or decoded from Data for a resolution (a small one, whose
-// outcome is read by its name on the wire) and for an event from elsewhere.
+// the data NewEvent encoded, or decoded from Data for an event from elsewhere.
 func requestFieldsOf(ev wire.Event) requestFields {
 	switch v := ev.Value().(type) {
 	case *wire.AskData:
@@ -241,6 +240,8 @@ func requestFieldsOf(ev wire.Event) requestFields {
 		return requestFields{Approved: v.Approved, Names: v.Names, Users: v.Users, Groups: v.Groups}
 	case *wire.ApprovalProgressData:
 		return requestFields{Approved: v.Approved, Names: v.Names, Users: v.Users, Groups: v.Groups}
+	case wire.ApprovalResolvedData:
+		return requestFields{Outcome: approvalOutcome(v.Outcome), By: v.By, At: v.At}
 	}
 	switch ev.Type {
 	case wire.EventResolved:
@@ -261,6 +262,14 @@ func requestFieldsOf(ev wire.Event) requestFields {
 	f := new(requestFields)
 	_ = json.Unmarshal(ev.Data, f)
 	return *f
+}
+
+// approvalOutcome returns o's name in tool_approval_resolved, as devices read it.
+func approvalOutcome(o wire.Outcome) string {
+	if o == wire.TimedOut {
+		return "timed_out"
+	}
+	return o.String()
 }
 
 // askFields returns the fields of a question set the hub reads.

@@ -36,3 +36,23 @@ func TestDecidedRing(t *testing.T) {
 		t.Fatalf("decided %v; want the new one alone", got)
 	}
 }
+
+// TestApprovalOutcomeNames: the hub names an approval's outcome as
+// tool_approval_resolved does, whether it reads the event's value or its data.
+func TestApprovalOutcomeNames(t *testing.T) {
+	for _, o := range []wire.Outcome{wire.Approved, wire.Edited, wire.Denied, wire.TimedOut, wire.Cancelled, wire.Shutdown, wire.Undelivered, wire.Disconnected} {
+		ev, err := wire.NewEvent(wire.EventApprovalResolved, wire.StringSession("s"), wire.ApprovalResolvedData{RequestID: "a", Outcome: o, By: "bob"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := ev.Encode()
+		parsed, err := wire.ParseEvent(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromValue, fromData := requestFieldsOf(ev), requestFieldsOf(parsed)
+		if fromValue.Outcome != fromData.Outcome || fromValue.By != "bob" || fromData.By != "bob" || fromValue.Outcome == "" {
+			t.Errorf("%v: from the value %+v, from the data %+v; want the same outcome", o, fromValue, fromData)
+		}
+	}
+}
