@@ -176,7 +176,10 @@ func TestApprovalOnAPhone(t *testing.T) {
 				if ((e.tagName === "INPUT" || e.tagName === "TEXTAREA") && parseFloat(getComputedStyle(e).fontSize) < 16) out.push(e.dataset.testid + " has small text");
 				if (er.right > innerWidth + 0.5 || er.left < -0.5) out.push(e.dataset.testid + " sticks out sideways");
 			}
-			return {small: out, whole: r.height <= b.height ? r.top >= b.top - 1 && r.bottom <= b.bottom + 1 : q.scrollHeight > q.clientHeight,
+			// What of the sheet a card scrolled into view can take, its scroll margins left
+			// out: a card taller than that cannot be seen whole, only scrolled.
+			const cs = getComputedStyle(c), inner = b.height - parseFloat(cs.scrollMarginTop) - parseFloat(cs.scrollMarginBottom);
+			return {small: out, whole: r.height <= inner ? r.top >= b.top - 1 && r.bottom <= b.bottom + 1 : q.scrollHeight > q.clientHeight,
 				right: r.right, detail: [r.top, r.bottom, b.top, b.bottom].map(Math.round).join(",")};
 		})()`)
 		if len(got["small"].([]any)) > 0 {
