@@ -119,6 +119,7 @@ type example struct {
 	emu        *vt.Emulator
 	transcript strings.Builder
 	ptm        *os.File
+	drained    chan struct{} // closed once everything the example wrote has been read
 }
 
 // startExample builds and starts the example on a pseudo-terminal of 110×40.
@@ -133,7 +134,7 @@ func startExample(t *testing.T) *example {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex := &example{t: t, cmd: cmd, exited: make(chan error, 1), emu: vt.NewEmulator(110, 40), ptm: ptm}
+	ex := &example{t: t, cmd: cmd, exited: make(chan error, 1), emu: vt.NewEmulator(110, 40), ptm: ptm, drained: make(chan struct{})}
 	go func() { ex.exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
@@ -141,6 +142,7 @@ func startExample(t *testing.T) *example {
 	})
 	// The terminal: an emulator that draws the output and answers the program's queries.
 	go func() {
+		defer close(ex.drained) // the read fails once the example has exited and all is read
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := ptm.Read(buf)
@@ -211,5 +213,11 @@ func (ex *example) exit(why string) {
 		}
 	case <-time.After(30 * time.Second):
 		ex.t.Fatalf("the example did not exit %s", why)
+	}
+	// What it wrote last may still wait in the pseudo-terminal: read it all.
+	select {
+	case <-ex.drained:
+	case <-time.After(10 * time.Second):
+		ex.t.Fatalf("the example's last output was never read, %s", why)
 	}
 }
