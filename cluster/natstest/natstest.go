@@ -129,8 +129,46 @@ type Node struct {
 // StartCluster starts size servers routed to each other (one, alone, for size 1) and
 // returns once JetStream is healthy on every one of them. The processes are killed
 // when the test ends; when it has failed, the end of each server's log is logged.
+// Should a server exit as it starts (a port taken by another program between
+// [FreePorts] and the server's start, on a busy machine), the cluster is started again
+// on other ports, up to three times.
 func StartCluster(t testing.TB, size int) []*Node {
 	t.Helper()
+	const tries = 3
+	for try := 1; ; try++ {
+		nodes := newCluster(t, size)
+		t.Cleanup(func() {
+			for _, n := range nodes {
+				n.Kill()
+			}
+			if t.Failed() {
+				for _, n := range nodes {
+					n.logTail(40)
+				}
+			}
+		})
+		var wg sync.WaitGroup
+		errs := make([]error, size)
+		for i, n := range nodes {
+			wg.Go(func() { errs[i] = n.start() })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			if try < tries && errors.Is(err, errExited) {
+				for _, n := range nodes {
+					n.Kill()
+				}
+				continue
+			}
+			t.Error(err)
+		}
+		WaitHealthy(t, nodes...)
+		return nodes
+	}
+}
+
+// newCluster returns the nodes of a cluster of size, on ports free now, not started.
+func newCluster(t testing.TB, size int) []*Node {
 	ports := FreePorts(t, 3*size)
 	var routes []string
 	if size > 1 {
@@ -146,24 +184,11 @@ func StartCluster(t testing.TB, size int) []*Node {
 		}
 		nodes[i] = &Node{Name: sp.Name, t: t, spec: sp}
 	}
-	t.Cleanup(func() {
-		for _, n := range nodes {
-			n.Kill()
-		}
-		if t.Failed() {
-			for _, n := range nodes {
-				n.logTail(40)
-			}
-		}
-	})
-	var wg sync.WaitGroup
-	for _, n := range nodes {
-		wg.Go(n.launch)
-	}
-	wg.Wait()
-	WaitHealthy(t, nodes...)
 	return nodes
 }
+
+// errExited is why a node did not start when its process exited as it started.
+var errExited = errors.New("exited while starting")
 
 // FreePorts returns n ports free on the loopback now, for servers a test starts.
 func FreePorts(t testing.TB, n int) []int {
@@ -215,31 +240,35 @@ func (n *Node) Start() {
 	WaitHealthy(n.t, n)
 }
 
-// launch starts the process and waits until its server takes connections.
+// launch starts the process and waits until its server takes connections; a failure
+// fails the test.
 func (n *Node) launch() {
+	if err := n.start(); err != nil {
+		n.t.Error(err)
+	}
+}
+
+// start starts the process and waits until its server takes connections.
+func (n *Node) start() error {
 	raw, _ := json.Marshal(n.spec)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envNode+"="+string(raw))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		n.t.Error(err)
-		return
+		return err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		n.t.Error(err)
-		return
+		return err
 	}
 	stderr, err := os.OpenFile(filepath.Join(n.spec.Dir, "stderr.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		n.t.Error(err)
-		return
+		return err
 	}
 	defer stderr.Close()
 	cmd.Stderr = stderr // a race report in the server's code, say
 	if err := cmd.Start(); err != nil {
-		n.t.Error(err)
-		return
+		return err
 	}
 	exited := make(chan struct{})
 	ready := make(chan string, 1)
@@ -260,12 +289,13 @@ func (n *Node) launch() {
 	select {
 	case line := <-ready:
 		if line != "ready" {
-			n.t.Errorf("NATS node %s: %s", n.Name, line)
+			return fmt.Errorf("NATS node %s: %s", n.Name, line)
 		}
+		return nil
 	case <-exited:
-		n.t.Errorf("NATS node %s exited while starting", n.Name)
+		return fmt.Errorf("NATS node %s %w", n.Name, errExited)
 	case <-time.After(Wait):
-		n.t.Errorf("NATS node %s did not start", n.Name)
+		return fmt.Errorf("NATS node %s did not start", n.Name)
 	}
 }
 
