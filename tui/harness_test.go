@@ -179,7 +179,14 @@ func (s *server) waitApprovals(session string, n int) {
 // not a terminal (a browser panel, say).
 func (s *server) decideElsewhere(session string, data wire.ApprovalResultData) {
 	s.t.Helper()
-	dev, err := tui.Dial(s.t.Context(), s.wsURL(session), nil)
+	s.sendDecision(session, session, data)
+}
+
+// sendDecision sends data, a decision of an approval of session, from a device
+// connected with query (the session, and who the device is).
+func (s *server) sendDecision(query, session string, data wire.ApprovalResultData) {
+	s.t.Helper()
+	dev, err := tui.Dial(s.t.Context(), s.wsURL(query), nil)
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -27,18 +27,7 @@ func (s *server) decideAs(session, user string, data wire.ApprovalResultData) {
 			data.Digest = a.Digest
 		}
 	}
-	dev, err := tui.Dial(s.t.Context(), s.wsURL(session+"&user="+user), nil)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer dev.Close()
-	ev, err := wire.NewEvent(wire.EventApprovalResult, wire.ParseSessionID(session), data)
-	if err == nil {
-		err = dev.Send(s.t.Context(), ev)
-	}
-	if err != nil {
-		s.t.Fatal(err)
-	}
+	s.sendDecision(session+"&user="+user, session, data)
 }
 
 // inOrder fails the test unless texts appear in s in this order.
